@@ -1,0 +1,225 @@
+package io.kmem4j.agent;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.function.BiConsumer;
+
+import io.kmem4j.core.SlabAllocatorConfig;
+
+/**
+ * The agent's settings, read from four sources. Precedence, highest first:
+ * <ol>
+ *   <li>agent arguments: {@code -javaagent:kmem4j-agent.jar=key=value,key=value}</li>
+ *   <li>system properties: {@code -Dkmem4j.key=value}</li>
+ *   <li>environment: {@code KMEM4J_KEY=value}, the key in upper snake case
+ *       ({@code chunkSizeBytes} is {@code KMEM4J_CHUNK_SIZE_BYTES})</li>
+ *   <li>a properties file named by {@code configFile} (from any source above)</li>
+ * </ol>
+ * Every key is validated; an unknown key or a bad value throws {@link IllegalArgumentException}
+ * naming the key, the value and what is allowed.
+ */
+final class AgentConfig {
+    /** Keys the agent itself reads; the allocator's keys come from {@link SlabAllocatorConfig}. */
+    static final String ENABLED = "enabled";
+    static final String SUMMARY = "summary";
+    static final String LOG_LEVEL = "logLevel";
+    static final String CONFIG_FILE = "configFile";
+
+    private static final Map<String, BiConsumer<SlabAllocatorConfig.Builder, Long>> ALLOCATOR_KEYS = new LinkedHashMap<>();
+
+    static {
+        ALLOCATOR_KEYS.put("chunkSizeBytes", SlabAllocatorConfig.Builder::chunkSizeBytes);
+        ALLOCATOR_KEYS.put("maxSizeClassBytes", SlabAllocatorConfig.Builder::maxSizeClassBytes);
+        ALLOCATOR_KEYS.put("minCapacityBytes", SlabAllocatorConfig.Builder::minCapacityBytes);
+        ALLOCATOR_KEYS.put("magazineRounds", SlabAllocatorConfig.Builder::magazineRounds);
+        ALLOCATOR_KEYS.put("depotMagazines", SlabAllocatorConfig.Builder::depotMagazines);
+        ALLOCATOR_KEYS.put("retainedEmptyChunks", SlabAllocatorConfig.Builder::retainedEmptyChunks);
+        ALLOCATOR_KEYS.put("reapIntervalMillis", SlabAllocatorConfig.Builder::reapIntervalMillis);
+    }
+
+    final boolean enabled;
+    final boolean summary;
+    final String logLevel;
+    final SlabAllocatorConfig allocator;
+    final Map<String, String> effective;
+
+    private AgentConfig(final boolean enabled, final boolean summary, final String logLevel,
+                        final SlabAllocatorConfig allocator, final Map<String, String> effective) {
+        this.enabled = enabled;
+        this.summary = summary;
+        this.logLevel = logLevel;
+        this.allocator = allocator;
+        this.effective = effective;
+    }
+
+    /** Reads the configuration from the agent arguments, system properties and environment. */
+    static AgentConfig load(final String agentArgs) {
+        return load(agentArgs, System.getProperties(), System.getenv());
+    }
+
+    static AgentConfig load(final String agentArgs, final Properties sysProps, final Map<String, String> env) {
+        final Map<String, String> args = parseArgs(agentArgs);
+        final Map<String, String> merged = new LinkedHashMap<>();
+        final String file = firstOf(CONFIG_FILE, args, sysProps, env);
+        if (file != null) {
+            merged.putAll(readFile(file));
+        }
+        for (final String key : knownKeys()) {
+            final String envValue = env.get(envName(key));
+            if (envValue != null) {
+                merged.put(key, envValue);
+            }
+        }
+        for (final String name : sysProps.stringPropertyNames()) {
+            if (name.startsWith("kmem4j.") && !name.equals("kmem4j.debug")) {
+                merged.put(name.substring("kmem4j.".length()), sysProps.getProperty(name));
+            }
+        }
+        merged.putAll(args);
+        merged.remove(CONFIG_FILE);
+        return fromMap(merged);
+    }
+
+    static AgentConfig fromMap(final Map<String, String> values) {
+        boolean enabled = true;
+        boolean summary = false;
+        String logLevel = "info";
+        final SlabAllocatorConfig.Builder b = SlabAllocatorConfig.builder();
+        for (final Map.Entry<String, String> e : values.entrySet()) {
+            final String key = e.getKey();
+            final String value = e.getValue().trim();
+            switch (key) {
+                case ENABLED:
+                    enabled = parseBoolean(key, value);
+                    break;
+                case SUMMARY:
+                    summary = parseBoolean(key, value);
+                    break;
+                case LOG_LEVEL:
+                    logLevel = parseLevel(key, value);
+                    break;
+                default:
+                    final BiConsumer<SlabAllocatorConfig.Builder, Long> setter = ALLOCATOR_KEYS.get(key);
+                    if (setter == null) {
+                        throw new IllegalArgumentException("unknown kmem4j setting " + key + "=" + value
+                            + " (known: " + String.join(", ", knownKeys()) + ")");
+                    }
+                    setter.accept(b, parseLong(key, value));
+            }
+        }
+        final SlabAllocatorConfig allocator = b.build();
+        final Map<String, String> effective = new LinkedHashMap<>();
+        effective.put(ENABLED, Boolean.toString(enabled));
+        effective.put(SUMMARY, Boolean.toString(summary));
+        effective.put(LOG_LEVEL, logLevel);
+        effective.putAll(allocator.asMap());
+        return new AgentConfig(enabled, summary, logLevel, allocator, Collections.unmodifiableMap(effective));
+    }
+
+    static Iterable<String> knownKeys() {
+        final java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of(ENABLED, SUMMARY, LOG_LEVEL, CONFIG_FILE));
+        keys.addAll(ALLOCATOR_KEYS.keySet());
+        return keys;
+    }
+
+    static String envName(final String key) {
+        return "KMEM4J_" + key.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toUpperCase(Locale.ROOT);
+    }
+
+    static Map<String, String> parseArgs(final String agentArgs) {
+        final Map<String, String> out = new LinkedHashMap<>();
+        if (agentArgs == null || agentArgs.isBlank()) {
+            return out;
+        }
+        for (final String part : agentArgs.split(",")) {
+            if (part.isBlank()) {
+                continue;
+            }
+            final int eq = part.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("invalid kmem4j agent argument '" + part
+                    + "' (expected key=value[,key=value...])");
+            }
+            out.put(part.substring(0, eq).trim(), part.substring(eq + 1).trim());
+        }
+        return out;
+    }
+
+    private static String firstOf(final String key, final Map<String, String> args, final Properties sys,
+                                  final Map<String, String> env) {
+        if (args.containsKey(key)) {
+            return args.get(key);
+        }
+        final String p = sys.getProperty("kmem4j." + key);
+        return p != null ? p : env.get(envName(key));
+    }
+
+    private static Map<String, String> readFile(final String file) {
+        final Properties p = new Properties();
+        try (InputStream in = Files.newInputStream(Path.of(file))) {
+            p.load(in);
+        } catch (final IOException | RuntimeException e) {
+            throw new IllegalArgumentException("invalid kmem4j setting " + CONFIG_FILE + "=" + file
+                + " (allowed: a readable properties file; " + e + ")");
+        }
+        final Map<String, String> out = new LinkedHashMap<>();
+        for (final String name : p.stringPropertyNames()) {
+            out.put(name.startsWith("kmem4j.") ? name.substring("kmem4j.".length()) : name, p.getProperty(name));
+        }
+        return out;
+    }
+
+    private static boolean parseBoolean(final String key, final String value) {
+        if ("true".equalsIgnoreCase(value)) {
+            return true;
+        }
+        if ("false".equalsIgnoreCase(value)) {
+            return false;
+        }
+        throw new IllegalArgumentException("invalid kmem4j setting " + key + "=" + value + " (allowed: true, false)");
+    }
+
+    private static String parseLevel(final String key, final String value) {
+        final String v = value.toLowerCase(Locale.ROOT);
+        switch (v) {
+            case "trace":
+            case "debug":
+            case "info":
+            case "warn":
+            case "error":
+            case "off":
+                return v;
+            default:
+                throw new IllegalArgumentException("invalid kmem4j setting " + key + "=" + value
+                    + " (allowed: trace, debug, info, warn, error, off)");
+        }
+    }
+
+    private static long parseLong(final String key, final String value) {
+        try {
+            return parseSize(value);
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException("invalid kmem4j setting " + key + "=" + value
+                + " (allowed: an integer, optionally with k, m or g for KiB, MiB, GiB)");
+        }
+    }
+
+    /** Parses {@code 4096}, {@code 64k}, {@code 4m}, {@code 1g} (binary units). */
+    static long parseSize(final String value) {
+        final String v = value.toLowerCase(Locale.ROOT);
+        final char last = v.isEmpty() ? ' ' : v.charAt(v.length() - 1);
+        final int shift = last == 'k' ? 10 : last == 'm' ? 20 : last == 'g' ? 30 : 0;
+        final long n = Long.parseLong(shift == 0 ? v : v.substring(0, v.length() - 1));
+        if (shift != 0 && (n > (Long.MAX_VALUE >> shift) || n < 0)) {
+            throw new NumberFormatException(value);
+        }
+        return n << shift;
+    }
+}

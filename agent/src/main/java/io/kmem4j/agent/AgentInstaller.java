@@ -1,0 +1,191 @@
+package io.kmem4j.agent;
+
+import java.lang.instrument.Instrumentation;
+import java.lang.management.ManagementFactory;
+import java.lang.reflect.Field;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.Set;
+
+import javax.management.InstanceAlreadyExistsException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import io.kmem4j.agent.jmx.AllocatorView;
+import io.kmem4j.core.AllocatorStats;
+import io.kmem4j.core.SlabAllocator;
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.matcher.ElementMatchers;
+import org.slf4j.Logger;
+
+/**
+ * Installs kmem4j into a running JVM, in this order, so that a failure at any step leaves the
+ * application on the JDK's allocator:
+ * <ol>
+ *   <li>read and validate the configuration ({@link AgentConfig});</li>
+ *   <li>open {@code java.nio} and export {@code jdk.internal.misc} to the agent's module only
+ *       ({@code Instrumentation.redefineModule}; no command-line flag);</li>
+ *   <li>build the {@link SlabAllocator} (it probes the JDK's internals and refuses an unknown shape);</li>
+ *   <li>define {@code java.nio.Kmem4jBridge} and point it at the allocator;</li>
+ *   <li>retransform {@code java.nio.ByteBuffer} with {@link AllocateDirectAdvice};</li>
+ *   <li>register the MXBean (on a daemon thread) and a shutdown hook that detaches the allocator.</li>
+ * </ol>
+ */
+final class AgentInstaller {
+    static final String MBEAN_NAME = "kmem4j:type=Allocator";
+
+    private AgentInstaller() {
+    }
+
+    static void installSafely(final String args, final Instrumentation inst, final boolean dynamic) {
+        try {
+            install(args, inst, dynamic);
+        } catch (final Throwable t) {
+            try {
+                AgentLog.get(AgentInstaller.class).error("kmem4j is disabled, the application runs on the JDK's"
+                    + " allocator: {}", t.getMessage() != null ? t.getMessage() : t.toString());
+            } catch (final Throwable ignored) {
+                System.err.println("[kmem4j] ERROR kmem4j is disabled: " + t);
+            }
+        }
+    }
+
+    private static void install(final String args, final Instrumentation inst, final boolean dynamic) throws Exception {
+        // ByteBuddy must not touch sun.misc.Unsafe on JDK 25 (the property name is relocated with ByteBuddy)
+        System.setProperty("net.bytebuddy.safe", "true");
+        final AgentConfig config;
+        try {
+            config = AgentConfig.load(args);
+        } catch (final IllegalArgumentException e) {
+            AgentLog.configure("info");
+            throw e;
+        }
+        AgentLog.configure(config.logLevel);
+        final Logger log = AgentLog.get(AgentInstaller.class);
+        log.debug("effective configuration: {}", config.effective);
+        if (!config.enabled) {
+            log.info("kmem4j is installed but disabled (enabled=false)");
+            return;
+        }
+        openJavaBase(inst);
+        final SlabAllocator allocator = new SlabAllocator(config.allocator);
+        final Interceptor interceptor = new Interceptor(allocator);
+        final Field bridge = BootstrapBridge.allocatorField();
+        bridge.set(null, interceptor);
+        try {
+            instrument(inst, bridge);
+        } catch (final Throwable t) {
+            bridge.set(null, null);
+            allocator.close();
+            throw t;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> shutdown(bridge, interceptor, allocator, config),
+            "kmem4j-shutdown"));
+        startJmx(allocator, config.effective, interceptor);
+        log.info("kmem4j {} serving ByteBuffer.allocateDirect for capacities {}..{} bytes ({}){}",
+            AgentInstaller.class.getPackage().getImplementationVersion(), config.allocator.minCapacityBytes(),
+            allocator.maxCapacity(), dynamic ? "attached" : "premain", config.summary ? "; summary at exit" : "");
+    }
+
+    private static void openJavaBase(final Instrumentation inst) {
+        final Module javaBase = ByteBuffer.class.getModule();
+        final Module me = AgentInstaller.class.getModule();
+        inst.redefineModule(javaBase, Set.of(),
+            Map.of("jdk.internal.misc", Set.of(me)),
+            Map.of("java.nio", Set.of(me)),
+            Set.of(), Map.of());
+    }
+
+    private static void instrument(final Instrumentation inst, final Field bridge) {
+        final Logger log = AgentLog.get(AgentInstaller.class);
+        final Throwable[] failure = new Throwable[1];
+        new AgentBuilder.Default()
+            .disableClassFormatChanges()
+            .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
+            .with(AgentBuilder.InitializationStrategy.NoOp.INSTANCE)
+            .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
+            .ignore(ElementMatchers.none())
+            .with(new AgentBuilder.Listener.Adapter() {
+                @Override
+                public void onError(final String typeName, final ClassLoader classLoader,
+                                    final net.bytebuddy.utility.JavaModule module, final boolean loaded,
+                                    final Throwable throwable) {
+                    failure[0] = throwable;
+                    log.warn("could not instrument {}: {}", typeName, throwable.toString());
+                }
+            })
+            .type(ElementMatchers.named("java.nio.ByteBuffer"))
+            .transform((builder, type, classLoader, module, protectionDomain) -> builder.visit(
+                Advice.withCustomMapping().bind(AllocatorHook.class, bridge)
+                    .to(AllocateDirectAdvice.class)
+                    .on(ElementMatchers.named("allocateDirect").and(ElementMatchers.takesArguments(int.class)))))
+            .installOn(inst);
+        if (failure[0] != null) {
+            throw new IllegalStateException("retransforming java.nio.ByteBuffer failed: " + failure[0], failure[0]);
+        }
+    }
+
+    private static void startJmx(final SlabAllocator allocator, final Map<String, String> config,
+                                 final Interceptor interceptor) {
+        final Thread t = new Thread(() -> {
+            try {
+                final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+                final AllocatorView view = new AllocatorView(allocator, config, interceptor::failures);
+                ObjectName name = new ObjectName(MBEAN_NAME);
+                for (int instance = 2; ; instance++) {
+                    try {
+                        server.registerMBean(view, name);
+                        break;
+                    } catch (final InstanceAlreadyExistsException taken) {
+                        name = new ObjectName(MBEAN_NAME + ",instance=" + instance);
+                    }
+                }
+                AgentLog.get(AgentInstaller.class).debug("registered {}", name);
+            } catch (final Throwable e) {
+                AgentLog.get(AgentInstaller.class).warn("JMX registration failed, statistics are not visible"
+                    + " over JMX: {}", e.toString());
+            }
+        }, "kmem4j-jmx");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private static void shutdown(final Field bridge, final Interceptor interceptor, final SlabAllocator allocator,
+                                 final AgentConfig config) {
+        try {
+            if (bridge.get(null) == interceptor) {
+                bridge.set(null, null); // later allocations (other shutdown hooks) go to the JDK
+            }
+            if (config.summary) {
+                System.err.print(Summary.format(allocator.stats()));
+                System.err.flush();
+            }
+        } catch (final Throwable ignored) {
+            // never disturb the JVM's shutdown
+        }
+    }
+
+    /** Text summary printed at exit with {@code summary=true}. */
+    static final class Summary {
+        private Summary() {
+        }
+
+        static String format(final AllocatorStats s) {
+            final StringBuilder sb = new StringBuilder();
+            sb.append(String.format("[kmem4j] summary: allocations=%d frees=%d (explicit=%d, gc=%d) live=%d"
+                    + " bytesInUse=%d bytesReserved=%d fallbacks=%d%n", s.allocations(), s.frees(), s.explicitFrees(),
+                s.gcFrees(), s.liveBuffers(), s.bytesInUse(), s.bytesReserved(), s.fallbacks()));
+            sb.append(String.format("[kmem4j] summary: remoteFreesSent=%d remoteFreesAbsorbed=%d magazineHitRate=%.1f%%"
+                    + " chunks=%d threadCaches=%d (retired %d)%n", s.remoteFreesSent(), s.remoteFreesAbsorbed(),
+                100 * s.magazineHitRate(), s.chunks(), s.threadCaches(), s.threadCachesRetired()));
+            sb.append(String.format("[kmem4j] summary: %-14s %10s %10s %8s %8s %10s%n", "cache", "allocs", "active",
+                "slabs", "hit%", "addr-order"));
+            s.caches().stream().filter(c -> c.allocations() > 0).forEach(c -> sb.append(String.format(
+                "[kmem4j] summary: %-14s %10d %10d %8d %7.1f%% %10.2f%n", c.name(), c.allocations(), c.activeObjects(),
+                c.slabs(), c.allocations() == 0 ? 0.0 : 100.0 * c.magazineHits() / c.allocations(),
+                c.addressOrderScore())));
+            return sb.toString();
+        }
+    }
+}

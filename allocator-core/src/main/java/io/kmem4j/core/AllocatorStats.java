@@ -1,0 +1,69 @@
+package io.kmem4j.core;
+
+import java.util.List;
+
+/**
+ * A snapshot of a {@link SlabAllocator}'s statistics, summed from per-thread counters on read
+ * (no shared atomic on the fast path; seed {@code 003_5484a2f8906cbf25.txt}). Figures written by
+ * running threads may be a moment old.
+ *
+ * @param allocations         buffers served by the slab allocator
+ * @param explicitFrees       buffers released on an application thread (invokeCleaner, clean, free)
+ * @param gcFrees             buffers released by GC (cleaners run on the "Reference Handler" thread)
+ * @param bytesInUse          sum of the capacities of live slab buffers, bytes
+ * @param bytesReserved       off-heap chunk memory held (counted against MaxDirectMemorySize), bytes
+ * @param fallbacks           requests passed to the JDK (size outside the window, re-entrant calls,
+ *                            exhausted budget, closed allocator)
+ * @param remoteFreesSent     frees handed to another thread (deferred cross-thread free)
+ * @param remoteFreesAbsorbed deferred frees taken back in by their owner or the reaper
+ * @param remoteBatches       batches handed over (one CAS each)
+ * @param magazineHits        allocations served by a loaded magazine
+ * @param magazineMisses      allocations that took the slow path
+ * @param chunks              chunks held now
+ * @param chunksAllocated     chunks taken from the JDK since start
+ * @param chunksReleased      chunks returned to the JDK since start
+ * @param trims               calls to {@link SlabAllocator#trim()}
+ * @param threadCaches        live per-thread caches
+ * @param threadCachesRetired per-thread caches of dead threads adopted by the reaper
+ * @param cacheIdsInUse       cache ids in use in this JVM (of 65535)
+ * @param hookFailures        release hooks that failed inside kmem4j (the block was kept, nothing thrown)
+ * @param caches              per size class
+ */
+public record AllocatorStats(
+    long allocations,
+    long explicitFrees,
+    long gcFrees,
+    long bytesInUse,
+    long bytesReserved,
+    long fallbacks,
+    long remoteFreesSent,
+    long remoteFreesAbsorbed,
+    long remoteBatches,
+    long magazineHits,
+    long magazineMisses,
+    int chunks,
+    long chunksAllocated,
+    long chunksReleased,
+    long trims,
+    int threadCaches,
+    long threadCachesRetired,
+    int cacheIdsInUse,
+    long hookFailures,
+    List<CacheStats> caches) {
+
+    /** @return {@code explicitFrees + gcFrees}. */
+    public long frees() {
+        return explicitFrees + gcFrees;
+    }
+
+    /** @return {@code allocations - frees()}: slab buffers not yet released. */
+    public long liveBuffers() {
+        return allocations - frees();
+    }
+
+    /** @return {@code magazineHits / (hits + misses)}, or 0 before any allocation. */
+    public double magazineHitRate() {
+        final long total = magazineHits + magazineMisses;
+        return total == 0 ? 0 : (double) magazineHits / total;
+    }
+}

@@ -1,0 +1,146 @@
+package io.kmem4j.core;
+
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Hands out runs of pages for slabs from the allocator's chunks and grows or shrinks the set of
+ * chunks.
+ *
+ * <p>Locks: taking and returning pages is lock-free (CAS on a chunk's page bitmap).
+ * {@code growLock} serialises only adding and removing whole chunks (rare: once per
+ * {@code chunkSizeBytes} of growth), never the allocation of objects; it is taken after a cache
+ * lock, never before one.
+ */
+final class PageHeap {
+    private final int chunkBytes;
+    private final int retainedEmptyChunks;
+    final ChunkMap map;
+    private final ReentrantLock growLock = new ReentrantLock();
+    private volatile Chunk[] chunks = new Chunk[0];
+    private long chunksAllocated;
+    private long chunksReleased;
+
+    PageHeap(final int chunkBytes, final int retainedEmptyChunks) {
+        this.chunkBytes = chunkBytes;
+        this.retainedEmptyChunks = retainedEmptyChunks;
+        this.map = new ChunkMap(chunkBytes);
+    }
+
+    /**
+     * Carves a new slab for {@code cache}, growing by one chunk when no run is free.
+     *
+     * @throws OutOfMemoryError from {@code java.nio.Bits} when the direct-memory budget is exhausted
+     */
+    Slab newSlab(final SlabCache cache) {
+        for (;;) {
+            final Chunk[] snapshot = chunks;
+            for (final Chunk c : snapshot) {
+                final int page = c.takePages(cache.slabPages);
+                if (page >= 0) {
+                    return install(c, page, cache);
+                }
+            }
+            grow(snapshot);
+        }
+    }
+
+    private static Slab install(final Chunk c, final int headPage, final SlabCache cache) {
+        final Slab s = new Slab(c, headPage, cache);
+        for (int p = headPage; p < headPage + s.pages; p++) {
+            c.head[p] = headPage;
+            c.slabs[p] = s;
+        }
+        c.counters[headPage] = Counters.pack(cache.id, s.objects, 0, false);
+        return s;
+    }
+
+    private void grow(final Chunk[] seen) {
+        growLock.lock();
+        try {
+            if (chunks != seen) {
+                return; // someone else grew (or shrank) meanwhile: look again
+            }
+            final Chunk c = Chunk.allocate(chunkBytes);
+            map.add(c);
+            final Chunk[] next = java.util.Arrays.copyOf(seen, seen.length + 1);
+            next[seen.length] = c;
+            chunks = next;
+            chunksAllocated++;
+        } finally {
+            growLock.unlock();
+        }
+    }
+
+    /** Returns a slab's pages; releases its chunk when it is empty beyond the retained count. */
+    void freeSlab(final Slab s) {
+        final Chunk c = s.chunk;
+        for (int p = s.headPage; p < s.headPage + s.pages; p++) {
+            c.slabs[p] = null;
+        }
+        c.counters[s.headPage] = 0L;
+        c.returnPages(s.headPage, s.pages);
+        if (c.usedPages() == 0) {
+            releaseEmptyChunks(retainedEmptyChunks);
+        }
+    }
+
+    /**
+     * Returns wholly empty chunks to the JDK, keeping {@code keep} of them.
+     *
+     * @return bytes released
+     */
+    long releaseEmptyChunks(final int keep) {
+        growLock.lock();
+        try {
+            long released = 0;
+            int empty = 0;
+            Chunk[] current = chunks;
+            for (final Chunk c : current) {
+                if (c.usedPages() == 0 && ++empty > keep && seal(c)) {
+                    map.remove(c);
+                    final Chunk[] next = new Chunk[current.length - 1];
+                    int i = 0;
+                    for (final Chunk o : current) {
+                        if (o != c) {
+                            next[i++] = o;
+                        }
+                    }
+                    current = next;
+                    chunks = next;
+                    c.release();
+                    released += c.reservedBytes;
+                    chunksReleased++;
+                }
+            }
+            return released;
+        } finally {
+            growLock.unlock();
+        }
+    }
+
+    /** Takes every page of an empty chunk so no racing {@link #newSlab} can use it; false if one did. */
+    private static boolean seal(final Chunk c) {
+        return c.seal();
+    }
+
+    /** @return bytes of chunk memory held, including alignment pads. */
+    long reservedBytes() {
+        long sum = 0;
+        for (final Chunk c : chunks) {
+            sum += c.reservedBytes;
+        }
+        return sum;
+    }
+
+    int chunkCount() {
+        return chunks.length;
+    }
+
+    long chunksAllocated() {
+        return chunksAllocated;
+    }
+
+    long chunksReleased() {
+        return chunksReleased;
+    }
+}

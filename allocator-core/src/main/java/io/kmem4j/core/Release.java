@@ -1,0 +1,25 @@
+package io.kmem4j.core;
+
+/**
+ * The release hook of a tracked buffer, installed as the JDK cleaner's thunk through the
+ * mapped-buffer constructor. The JDK runs it exactly once: on {@code Unsafe.invokeCleaner},
+ * {@code cleaner().clean()}, or when GC finds the buffer and all its views unreachable (then on
+ * the "Reference Handler" thread). It never throws: a throwing thunk makes the JDK call
+ * {@code System.exit(1)}.
+ */
+final class Release implements Runnable {
+    private final SlabAllocator allocator;
+    private final long address;
+    private final int capacity;
+
+    Release(final SlabAllocator allocator, final long address, final int capacity) {
+        this.allocator = allocator;
+        this.address = address;
+        this.capacity = capacity;
+    }
+
+    @Override
+    public void run() {
+        allocator.release(address, capacity);
+    }
+}

@@ -1,0 +1,111 @@
+package io.kmem4j.core;
+
+/**
+ * A slab: a run of pages in a {@link Chunk} cut into {@code objects} objects of one size class.
+ * Free space is a bitmap (bit set = object free in the slab); refills take the lowest free
+ * addresses first so consecutive allocations ascend in address and slabs stay compact (seed
+ * {@code 001_f6795392cfb9b5c3.txt}). The slab's {@link Counters} word lives in
+ * {@code chunk.counters[headPage]}.
+ *
+ * <p>Ownership: while frozen (some thread's current slab), only that thread changes the bitmap
+ * and the counters word; otherwise only a holder of the cache's lock does.
+ */
+final class Slab implements Comparable<Slab> {
+    final Chunk chunk;
+    final int headPage;
+    final int pages;
+    final long base;
+    final SlabCache cache;
+    final int objects;
+    final int objectSize;
+    final long[] free;
+    boolean onPartial;
+
+    Slab(final Chunk chunk, final int headPage, final SlabCache cache) {
+        this.chunk = chunk;
+        this.headPage = headPage;
+        this.pages = cache.slabPages;
+        this.base = chunk.pageAddress(headPage);
+        this.cache = cache;
+        this.objects = cache.objectsPerSlab;
+        this.objectSize = cache.objectSize;
+        this.free = new long[(objects + 63) >>> 6];
+        for (int i = 0; i < objects; i++) {
+            free[i >>> 6] |= 1L << i;
+        }
+    }
+
+    long counters() {
+        return chunk.counters[headPage];
+    }
+
+    void counters(final long word) {
+        chunk.counters[headPage] = word;
+    }
+
+    int inuse() {
+        return Counters.inuse(counters());
+    }
+
+    int freeObjects() {
+        return objects - inuse();
+    }
+
+    boolean frozen() {
+        return Counters.frozen(counters());
+    }
+
+    int indexOf(final long address) {
+        return (int) ((address - base) / objectSize);
+    }
+
+    /**
+     * Moves up to {@code max} of the lowest free objects into {@code m}, lowest on top.
+     *
+     * @return objects moved
+     */
+    int fill(final Magazine m, final int max) {
+        final int k = Math.min(max, Math.min(freeObjects(), m.rounds.length - m.count));
+        int slot = m.count + k - 1;
+        int taken = 0;
+        for (int w = 0; w < free.length && taken < k; w++) {
+            long bits = free[w];
+            while (bits != 0 && taken < k) {
+                final int bit = Long.numberOfTrailingZeros(bits);
+                bits &= bits - 1;
+                m.rounds[slot--] = base + (long) ((w << 6) + bit) * objectSize;
+                taken++;
+            }
+            free[w] = bits;
+        }
+        m.count += taken;
+        counters(Counters.withInuse(counters(), inuse() + taken));
+        return taken;
+    }
+
+    /**
+     * Returns one object to the bitmap.
+     *
+     * @return false when the object was already free in the bitmap (a double free)
+     */
+    boolean putBack(final long address) {
+        final int index = indexOf(address);
+        final long bit = 1L << index;
+        if ((free[index >>> 6] & bit) != 0) {
+            return false;
+        }
+        free[index >>> 6] |= bit;
+        counters(Counters.withInuse(counters(), inuse() - 1));
+        return true;
+    }
+
+    @Override
+    public int compareTo(final Slab o) {
+        return Long.compareUnsigned(base, o.base);
+    }
+
+    @Override
+    public String toString() {
+        return "Slab[" + cache.name + " @0x" + Long.toHexString(base) + " inuse=" + inuse() + "/" + objects + "]";
+    }
+}

@@ -1,0 +1,680 @@
+package io.kmem4j.core;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+import org.agrona.BufferUtil;
+import org.agrona.UnsafeApi;
+
+/**
+ * The cache-id slab allocator: direct {@link ByteBuffer}s carved from off-heap chunks, served
+ * through per-thread magazines, released by the JDK's own cleaner.
+ *
+ * <h2>Buffers it returns</h2>
+ * A root {@code java.nio.DirectByteBuffer} (never a slice of a slab) built with the JDK's
+ * mapped-buffer constructor: {@code capacity()} exactly the request, position 0, limit = capacity,
+ * {@code BIG_ENDIAN}, writable, all bytes zero, memory starting on a 64-byte cache line. It has a
+ * real JDK cleaner whose thunk returns the block to the allocator exactly once, when the buffer and
+ * every view of it are unreachable, or at once on {@code Unsafe.invokeCleaner(buffer)},
+ * {@code ((DirectBuffer) buffer).cleaner().clean()} or {@link #free(ByteBuffer)}. A view passed to
+ * {@code invokeCleaner} is refused by the JDK ("duplicate or slice") as for its own buffers.
+ *
+ * <h2>Tiers (fast path first)</h2>
+ * <pre>
+ *  allocate: loaded magazine ─▶ previous magazine ─▶ remote frees sent to me ─▶ depot (cache lock)
+ *            ─▶ my frozen slab's bitmap ─▶ a partial / spare / new slab (cache lock) ─▶ JDK fallback
+ *  free:     owner of the object's slab is me or nobody ─▶ loaded magazine ─▶ previous ─▶ depot
+ *            owner is another thread ─▶ batch for that owner ─▶ its inbox (one CAS per batch)
+ *            GC-driven (Reference Handler) or virtual thread ─▶ owner's inbox or the orphan inbox
+ * </pre>
+ * Ideas: slab counters word with a 16-bit cache id and one table of caches (seed
+ * {@code 000_b1c1d6498cce7e72.txt}); bitmap refills at the lowest addresses (seed
+ * {@code 001_f6795392cfb9b5c3.txt}); thread-local magazines exchanged with a per-cache depot, per-cache
+ * locks (seed {@code 002_934624e672fe4af6.txt}); deferred cross-thread free (seed
+ * {@code 003_5484a2f8906cbf25.txt}).
+ *
+ * <h2>Invariants</h2>
+ * For each cache: {@code objects == inuse + free_in_bitmap} per slab, and the objects counted in use
+ * are live buffers, rounds in magazines (thread caches and depot), or frees in remote batches and
+ * inboxes. A frozen slab's bitmap is written only by its owner; any other slab's only under its
+ * cache's lock. Magazines accept objects of any slab of their class.
+ *
+ * <h2>Threads</h2>
+ * Every public method may be called from any thread. Platform threads get a private cache on first
+ * use; virtual threads share one tier (allocation under the cache lock); the "Reference Handler"
+ * thread never blocks. A reaper daemon thread ({@code kmem4j-reaper}) adopts the caches of threads
+ * that have ended.
+ *
+ * <h2>Memory</h2>
+ * Chunks are counted against {@code -XX:MaxDirectMemorySize} through the JDK's own accounting
+ * ({@code java.nio.Bits}), so the JDK's {@code BufferPool} MXBean named {@code direct} shows every
+ * chunk; the slab buffers themselves are not counted a second time.
+ */
+public final class SlabAllocator implements AutoCloseable {
+    private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
+
+    final SlabAllocatorConfig config;
+    final SizeClasses classes;
+    final PageHeap pages;
+    private final SlabCache[] caches;
+    private final int minCapacity;
+    private final int maxCapacity;
+
+    private final ThreadLocal<ThreadCache> local = new ThreadLocal<>();
+    private final Map<Thread, ThreadCache> byThread = new ConcurrentHashMap<>();
+    private final Object registryLock = new Object();
+    private volatile ThreadCache[] byId = new ThreadCache[64];
+    private final ArrayList<Integer> freeIds = new ArrayList<>();
+    private int nextId = 1;
+    private final long[] retired;
+    private long threadCachesRetired;
+
+    private final ThreadCache gcCache;
+    private final ThreadCache sharedCache;
+    private final ThreadCache reaperCache;
+    /** Deferred frees with no live owner; drained by any thread's slow path and by the reaper. */
+    final RemoteInbox orphans = new RemoteInbox();
+
+    private final LongAdder fallbacks = new LongAdder();
+    private final LongAdder hookFailures = new LongAdder();
+    private final LongAdder trims = new LongAdder();
+    private final Thread reaper;
+    private volatile boolean closed;
+
+    /**
+     * Creates an allocator and starts its reaper thread.
+     *
+     * @param config the configuration
+     * @throws IllegalStateException when this JDK's {@code java.nio} internals are unusable (message
+     *         says which and how to open them), e.g. on JDK 26
+     */
+    public SlabAllocator(final SlabAllocatorConfig config) {
+        final String failure = JdkInternals.failure();
+        if (failure != null) {
+            throw new IllegalStateException(failure);
+        }
+        this.config = Objects.requireNonNull(config, "config");
+        this.classes = new SizeClasses(config.maxSizeClassBytes());
+        this.pages = new PageHeap(config.chunkSizeBytes(), config.retainedEmptyChunks());
+        this.caches = new SlabCache[classes.count()];
+        for (int c = 0; c < caches.length; c++) {
+            caches[c] = new SlabCache(this, c, classes.size(c));
+        }
+        this.minCapacity = config.minCapacityBytes();
+        this.maxCapacity = classes.largest();
+        this.retired = new long[ThreadCache.SCALARS + classes.count() * ThreadCache.CLASS_STRIDE];
+        this.gcCache = register(null, ThreadCache.DEFERRING);
+        this.sharedCache = register(null, ThreadCache.SHARED);
+        this.reaperCache = register(null, ThreadCache.SHARED); // used by the reaper and trim() callers
+        this.reaper = new Thread(this::reapLoop, "kmem4j-reaper");
+        reaper.setDaemon(true);
+        reaper.start();
+    }
+
+    /** @return the configuration this allocator was built with. */
+    public SlabAllocatorConfig config() {
+        return config;
+    }
+
+    /** @return the largest capacity served from slabs, bytes (the largest size class). */
+    public int maxCapacity() {
+        return maxCapacity;
+    }
+
+    // ------------------------------------------------------------------------------- allocate
+
+    /**
+     * Allocates a tracked buffer of exactly {@code capacity} bytes (shape in the class comment).
+     * Requests outside {@code [minCapacityBytes, largest size class]}, re-entrant calls and any
+     * failure inside kmem4j fall back to {@code ByteBuffer.allocateDirect} and are counted.
+     *
+     * @param capacity bytes, {@code >= 0}
+     * @return a zero-filled direct buffer
+     * @throws IllegalArgumentException when {@code capacity < 0}, as the JDK
+     * @throws OutOfMemoryError when the direct-memory budget is exhausted, as the JDK
+     */
+    public ByteBuffer allocate(final int capacity) {
+        if (capacity < 0) {
+            throw new IllegalArgumentException("capacity < 0: (" + capacity + " < 0)");
+        }
+        final ByteBuffer b = tryAllocate(capacity);
+        return b != null ? b : ByteBuffer.allocateDirect(capacity);
+    }
+
+    /**
+     * Allocates a tracked buffer from the slabs, or returns {@code null} when this request should
+     * go to the JDK (the agent's entry point). Never throws: failures inside kmem4j are counted as
+     * fallbacks. Cost on a magazine hit: a thread-local lookup, one array load and store, zeroing,
+     * and the JDK's buffer and cleaner construction.
+     *
+     * @param capacity bytes
+     * @return the buffer, or {@code null} (counted in {@link AllocatorStats#fallbacks()})
+     */
+    public ByteBuffer tryAllocate(final int capacity) {
+        if (capacity < minCapacity || capacity > maxCapacity || closed) {
+            fallbacks.increment();
+            return null;
+        }
+        final ThreadCache tc = threadCache();
+        if (tc.kind != ThreadCache.CACHING || tc.busy) {
+            return tc.busy ? fallback() : allocateShared(tc, capacity);
+        }
+        final int cls = classes.indexOf(capacity);
+        final Magazine m = tc.loaded[cls];
+        final long address;
+        if (m.count > 0) {
+            address = m.rounds[--m.count];
+            tc.stats[ThreadCache.classBase(cls) + ThreadCache.HITS]++;
+        } else {
+            address = allocateSlow(tc, cls);
+            if (address == 0) {
+                return fallback();
+            }
+        }
+        return build(tc, cls, address, capacity);
+    }
+
+    private ByteBuffer fallback() {
+        fallbacks.increment();
+        return null;
+    }
+
+    private ByteBuffer build(final ThreadCache tc, final int cls, final long address, final int capacity) {
+        final ByteBuffer b;
+        try {
+            UnsafeApi.setMemory(address, capacity, (byte) 0);
+            b = JdkInternals.newDirectBuffer(capacity, address, new Release(this, address, capacity));
+        } catch (final Throwable t) {
+            // failure atomicity: the block goes back, no counter moved
+            putLocal(tc, cls, address);
+            return fallback();
+        }
+        final long[] st = tc.stats;
+        final int base = ThreadCache.classBase(cls);
+        st[base + ThreadCache.ALLOCS]++;
+        st[ThreadCache.ALLOC_BYTES] += capacity;
+        if (address > tc.lastAddress[cls]) {
+            st[base + ThreadCache.ASCENDING]++;
+        }
+        tc.lastAddress[cls] = address;
+        return b;
+    }
+
+    /** Magazine miss: previous, inbox, depot, frozen slab, new slab. Returns 0 when out of memory. */
+    private long allocateSlow(final ThreadCache tc, final int cls) {
+        tc.stats[ThreadCache.classBase(cls) + ThreadCache.MISSES]++;
+        tc.busy = true;
+        try {
+            tc.flushOutgoing();
+            absorbRemoteFrees(tc);
+            Magazine m = tc.loaded[cls];
+            if (m.count > 0) {
+                return m.rounds[--m.count];
+            }
+            final Magazine p = tc.previous[cls];
+            if (p.count > 0) {
+                tc.loaded[cls] = p;
+                tc.previous[cls] = m;
+                return p.rounds[--p.count];
+            }
+            final SlabCache c = caches[cls];
+            c.lock.lock();
+            try {
+                final Magazine full = c.takeFullLocked();
+                if (full != null) {
+                    c.putEmptyLocked(p);
+                    tc.previous[cls] = m;
+                    tc.loaded[cls] = full;
+                    return full.rounds[--full.count];
+                }
+                Slab s = tc.current[cls];
+                if (s == null || s.freeObjects() == 0) {
+                    if (s != null) {
+                        tc.current[cls] = null;
+                        c.unfreezeLocked(s);
+                    }
+                    s = c.freezeSlabLocked(tc);
+                    tc.current[cls] = s;
+                }
+                s.fill(m, m.rounds.length);
+                return m.rounds[--m.count];
+            } finally {
+                c.lock.unlock();
+            }
+        } catch (final OutOfMemoryError e) {
+            return 0; // the JDK's own path reserves with GC and back-off and throws its own error
+        } finally {
+            tc.busy = false;
+        }
+    }
+
+    /** Allocation for threads without a private cache (virtual threads): one object under the lock. */
+    private ByteBuffer allocateShared(final ThreadCache tc, final int capacity) {
+        final int cls = classes.indexOf(capacity);
+        final SlabCache c = caches[cls];
+        final long address;
+        c.lock.lock();
+        try {
+            address = c.takeOneLocked();
+        } catch (final OutOfMemoryError e) {
+            return fallback();
+        } finally {
+            c.lock.unlock();
+        }
+        final ByteBuffer b;
+        try {
+            UnsafeApi.setMemory(address, capacity, (byte) 0);
+            b = JdkInternals.newDirectBuffer(capacity, address, new Release(this, address, capacity));
+        } catch (final Throwable t) {
+            deliverOrphan(address);
+            return fallback();
+        }
+        final int base = ThreadCache.classBase(cls);
+        tc.count(base + ThreadCache.ALLOCS, 1);
+        tc.count(base + ThreadCache.MISSES, 1);
+        tc.count(ThreadCache.ALLOC_BYTES, capacity);
+        return b;
+    }
+
+    // ------------------------------------------------------------------------------- free
+
+    /**
+     * Releases a buffer at once. For a tracked buffer this runs its JDK cleaner, exactly as
+     * {@code Unsafe.invokeCleaner(buffer)} would; a second release is a no-op. A JDK-allocated root
+     * direct buffer is cleaned the same way (passed to the JDK unchanged).
+     *
+     * @param buffer a root direct buffer
+     * @throws IllegalArgumentException {@code "duplicate or slice"} for a view, as the JDK;
+     *         {@code "not a direct buffer: ..."} for a heap buffer; {@code "not a buffer of this
+     *         allocator and has no cleaner: ..."} for a foreign buffer the JDK would not free
+     */
+    public void free(final ByteBuffer buffer) {
+        Objects.requireNonNull(buffer, "buffer");
+        if (!buffer.isDirect() || !JdkInternals.isDirectByteBuffer(buffer)) {
+            throw new IllegalArgumentException("not a direct buffer: " + buffer);
+        }
+        if (JdkInternals.attachment(buffer) != null) {
+            throw new IllegalArgumentException("duplicate or slice");
+        }
+        if (JdkInternals.cleaner(buffer) == null) {
+            throw new IllegalArgumentException("not a buffer of this allocator and has no cleaner: " + buffer);
+        }
+        UnsafeApi.invokeCleaner(buffer);
+    }
+
+    /**
+     * @param buffer any buffer
+     * @return true when {@code buffer} is a root buffer whose memory this allocator handed out
+     *         (views and foreign buffers: false). The test reads only this allocator's tables.
+     */
+    public boolean owns(final ByteBuffer buffer) {
+        if (buffer == null || !buffer.isDirect() || !JdkInternals.isDirectByteBuffer(buffer)
+            || JdkInternals.attachment(buffer) != null) {
+            return false;
+        }
+        return pages.map.find(BufferUtil.address(buffer)) != null;
+    }
+
+    /**
+     * The release hook (see {@link Release}); runs on the thread that cleans the buffer, or on the
+     * "Reference Handler" thread for GC. Never throws and never blocks on the GC path.
+     */
+    void release(final long address, final int capacity) {
+        try {
+            final ThreadCache tc = threadCache();
+            tc.count(ThreadCache.FREE_BYTES, capacity);
+            tc.count(tc == gcCache ? ThreadCache.GC_FREES : ThreadCache.EXPLICIT_FREES, 1);
+            final Chunk c = pages.map.find(address);
+            final int head = c.head[c.pageOf(address)];
+            final int cls = CacheTable.get(Counters.cacheId(c.counters[head])).classIndex;
+            tc.count(ThreadCache.classBase(cls) + ThreadCache.FREES, 1);
+            final int owner = c.ownerAcquire(head);
+            if (tc.kind != ThreadCache.CACHING || tc.busy) {
+                if (owner != 0) {
+                    tc.sendRemote(owner, address);
+                } else {
+                    deliverOrphan(address);
+                }
+                return;
+            }
+            if (owner == 0 || owner == tc.id) {
+                final Magazine m = tc.loaded[cls];
+                if (m.count < m.rounds.length) {
+                    m.rounds[m.count++] = address;
+                    return;
+                }
+                freeSlow(tc, cls, address);
+            } else {
+                tc.sendRemote(owner, address);
+            }
+        } catch (final Throwable t) {
+            hookFailures.increment(); // the block stays taken; a throwing cleaner would exit the JVM
+        }
+    }
+
+    /** Local free when the loaded magazine is full: swap with previous or exchange with the depot. */
+    private void freeSlow(final ThreadCache tc, final int cls, final long address) {
+        final boolean wasBusy = tc.busy;
+        tc.busy = true;
+        try {
+            final Magazine m = tc.loaded[cls];
+            final Magazine p = tc.previous[cls];
+            if (p.count == 0) {
+                tc.loaded[cls] = p;
+                tc.previous[cls] = m;
+                p.rounds[p.count++] = address;
+                return;
+            }
+            final SlabCache c = caches[cls];
+            Magazine e;
+            c.lock.lock();
+            try {
+                if (c.putFullLocked(p)) {
+                    e = c.takeEmptyLocked();
+                } else {
+                    c.flushLocked(p, tc);
+                    e = p;
+                }
+            } finally {
+                c.lock.unlock();
+            }
+            tc.previous[cls] = m;
+            tc.loaded[cls] = e;
+            e.rounds[e.count++] = address;
+        } finally {
+            tc.busy = wasBusy;
+        }
+    }
+
+    /** Puts an object this thread holds back into its magazines (no statistics). */
+    private void putLocal(final ThreadCache tc, final int cls, final long address) {
+        final Magazine m = tc.loaded[cls];
+        if (m.count < m.rounds.length) {
+            m.rounds[m.count++] = address;
+        } else {
+            freeSlow(tc, cls, address);
+        }
+    }
+
+    /** Takes in the frees other threads sent to {@code tc}, and orphaned ones. */
+    private void absorbRemoteFrees(final ThreadCache tc) {
+        if (tc.inbox.nonEmpty()) {
+            absorb(tc, tc.inbox.takeAll());
+        }
+        if (orphans.nonEmpty()) {
+            absorb(tc, orphans.takeAll());
+        }
+    }
+
+    private void absorb(final ThreadCache tc, final long chain) {
+        long n = 0;
+        for (long a = chain; a != 0; ) {
+            final long next = RemoteInbox.next(a);
+            final Chunk c = pages.map.find(a);
+            final int cls = CacheTable.get(Counters.cacheId(c.counters[c.head[c.pageOf(a)]])).classIndex;
+            putLocal(tc, cls, a);
+            n++;
+            a = next;
+        }
+        tc.count(ThreadCache.REMOTE_ABSORBED, n);
+    }
+
+    /** Hands a batch to the owner's inbox, or to the orphan inbox when that owner is gone. */
+    void deliver(final int owner, final long first, final long last) {
+        final ThreadCache[] ids = byId;
+        final ThreadCache t = owner < ids.length ? ids[owner] : null;
+        if (t == null || !t.inbox.push(first, last)) {
+            orphans.push(first, last);
+        }
+    }
+
+    private void deliverOrphan(final long address) {
+        orphans.push(address, address);
+    }
+
+    // ------------------------------------------------------------------------------- threads
+
+    private ThreadCache threadCache() {
+        final ThreadCache tc = local.get();
+        return tc != null ? tc : attach(Thread.currentThread());
+    }
+
+    /** First use on a thread, or its thread-locals were wiped (ForkJoinPool does that). */
+    private ThreadCache attach(final Thread t) {
+        ThreadCache tc = byThread.get(t);
+        if (tc == null) {
+            if (isVirtual(t)) {
+                tc = sharedCache;
+            } else if ("Reference Handler".equals(t.getName()) && t.getThreadGroup() != null
+                && t.getThreadGroup().getParent() == null) {
+                tc = gcCache;
+            } else {
+                tc = register(t, ThreadCache.CACHING);
+                byThread.put(t, tc);
+            }
+        }
+        local.set(tc);
+        return tc;
+    }
+
+    private ThreadCache register(final Thread t, final int kind) {
+        synchronized (registryLock) {
+            final int id = freeIds.isEmpty() ? nextId++ : freeIds.remove(freeIds.size() - 1);
+            final ThreadCache tc = new ThreadCache(this, id, t, kind);
+            ThreadCache[] ids = byId;
+            if (id >= ids.length) {
+                ids = java.util.Arrays.copyOf(ids, Math.max(id + 1, ids.length * 2));
+            } else {
+                ids = ids.clone();
+            }
+            ids[id] = tc;
+            byId = ids;
+            return tc;
+        }
+    }
+
+    private static boolean isVirtual(final Thread t) {
+        try {
+            return IS_VIRTUAL != null && (boolean) IS_VIRTUAL.invokeExact(t);
+        } catch (final Throwable e) {
+            return false;
+        }
+    }
+
+    private static MethodHandle isVirtualHandle() {
+        try {
+            return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual",
+                MethodType.methodType(boolean.class));
+        } catch (final ReflectiveOperationException e) {
+            return null; // JDK 17: no virtual threads
+        }
+    }
+
+    private void reapLoop() {
+        while (!closed) {
+            try {
+                Thread.sleep(config.reapIntervalMillis());
+                reap();
+            } catch (final InterruptedException e) {
+                return;
+            } catch (final Throwable t) {
+                hookFailures.increment();
+            }
+        }
+    }
+
+    /** Adopts the caches of threads that have ended and returns orphaned frees to their slabs. */
+    void reap() {
+        for (final ThreadCache tc : byThread.values()) {
+            if (!tc.thread.isAlive()) {
+                retire(tc);
+            }
+        }
+        returnOrphans();
+    }
+
+    private void retire(final ThreadCache tc) {
+        final long chain = tc.inbox.close();
+        tc.flushOutgoing();
+        for (int cls = 0; cls < caches.length; cls++) {
+            final SlabCache c = caches[cls];
+            c.lock.lock();
+            try {
+                final Slab s = tc.current[cls];
+                if (s != null) {
+                    tc.current[cls] = null;
+                    c.unfreezeLocked(s);
+                }
+                c.flushLocked(tc.loaded[cls], reaperCache);
+                c.flushLocked(tc.previous[cls], reaperCache);
+            } finally {
+                c.lock.unlock();
+            }
+        }
+        returnToSlabs(chain, reaperCache);
+        synchronized (registryLock) {
+            byThread.remove(tc.thread);
+            for (int i = 0; i < retired.length; i++) {
+                retired[i] += tc.stats[i];
+            }
+            threadCachesRetired++;
+            final ThreadCache[] ids = byId.clone();
+            ids[tc.id] = null;
+            byId = ids;
+            freeIds.add(tc.id);
+        }
+    }
+
+    private void returnOrphans() {
+        if (orphans.nonEmpty()) {
+            returnToSlabs(orphans.takeAll(), reaperCache);
+        }
+    }
+
+    private void returnToSlabs(final long chain, final ThreadCache me) {
+        long n = 0;
+        final Chunk[] hint = new Chunk[1];
+        for (long a = chain; a != 0; ) {
+            final long next = RemoteInbox.next(a);
+            final Slab s = slabOf(a, hint);
+            s.cache.lock.lock();
+            try {
+                s.cache.returnObjectLocked(s, a, me);
+            } finally {
+                s.cache.lock.unlock();
+            }
+            n++;
+            a = next;
+        }
+        me.count(ThreadCache.REMOTE_ABSORBED, n);
+    }
+
+    /** @return the slab holding {@code address}, which must be ours; {@code hint[0]} caches the chunk. */
+    Slab slabOf(final long address, final Chunk[] hint) {
+        Chunk c = hint[0];
+        if (c == null || !c.contains(address)) {
+            c = pages.map.find(address);
+            hint[0] = c;
+        }
+        return c.slabs[c.head[c.pageOf(address)]];
+    }
+
+    // ------------------------------------------------------------------------------- trim, stats
+
+    /**
+     * Returns memory to the JDK: orphaned frees go back to their slabs, every depot is flushed, spare
+     * slabs are freed and wholly empty chunks are released. Objects held in live threads' magazines
+     * and frozen slabs stay (they belong to those threads).
+     *
+     * @return bytes of chunk memory released
+     */
+    public long trim() {
+        trims.increment();
+        returnOrphans();
+        for (final SlabCache c : caches) {
+            c.lock.lock();
+            try {
+                c.shrinkLocked(reaperCache);
+            } finally {
+                c.lock.unlock();
+            }
+        }
+        return pages.releaseEmptyChunks(0);
+    }
+
+    /** @return a snapshot of the statistics, summed over all thread caches. */
+    public AllocatorStats stats() {
+        final long[] sum;
+        final int live;
+        final long retiredCount;
+        synchronized (registryLock) {
+            sum = retired.clone();
+            int n = 0;
+            for (final ThreadCache tc : byId) {
+                if (tc != null) {
+                    for (int i = 0; i < sum.length; i++) {
+                        sum[i] += tc.stats[i];
+                    }
+                    if (tc.kind == ThreadCache.CACHING) {
+                        n++;
+                    }
+                }
+            }
+            live = n;
+            retiredCount = threadCachesRetired;
+        }
+        final List<CacheStats> cs = new ArrayList<>(caches.length);
+        long allocs = 0;
+        long hits = 0;
+        long misses = 0;
+        for (final SlabCache c : caches) {
+            final int b = ThreadCache.classBase(c.classIndex);
+            final long a = sum[b + ThreadCache.ALLOCS];
+            final long f = sum[b + ThreadCache.FREES];
+            allocs += a;
+            hits += sum[b + ThreadCache.HITS];
+            misses += sum[b + ThreadCache.MISSES];
+            final long slabs;
+            final long partial;
+            final long depot;
+            c.lock.lock();
+            try {
+                slabs = c.slabs;
+                partial = c.partialSlabsLocked();
+                depot = c.depotObjectsLocked();
+            } finally {
+                c.lock.unlock();
+            }
+            cs.add(new CacheStats(c.name, c.id, c.objectSize, c.objectsPerSlab, c.slabPages, slabs, partial,
+                a - f, slabs * c.objectsPerSlab, a, f, sum[b + ThreadCache.HITS], sum[b + ThreadCache.MISSES],
+                c.depotExchanges, depot, a == 0 ? 0 : (double) sum[b + ThreadCache.ASCENDING] / a, c.doubleFrees));
+        }
+        return new AllocatorStats(allocs, sum[ThreadCache.EXPLICIT_FREES], sum[ThreadCache.GC_FREES],
+            sum[ThreadCache.ALLOC_BYTES] - sum[ThreadCache.FREE_BYTES], pages.reservedBytes(), fallbacks.sum(),
+            sum[ThreadCache.REMOTE_SENT], sum[ThreadCache.REMOTE_ABSORBED], sum[ThreadCache.REMOTE_BATCHES],
+            hits, misses, pages.chunkCount(), pages.chunksAllocated(), pages.chunksReleased(), trims.sum(), live,
+            retiredCount, CacheTable.used(), hookFailures.sum(), List.copyOf(cs));
+    }
+
+    /**
+     * Stops serving new buffers (later requests fall back to the JDK), stops the reaper and trims.
+     * Buffers already handed out stay valid and are still released normally. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        reaper.interrupt();
+        trim();
+    }
+}

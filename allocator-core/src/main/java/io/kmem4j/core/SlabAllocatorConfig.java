@@ -1,0 +1,218 @@
+package io.kmem4j.core;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Immutable configuration of a {@link SlabAllocator}. Build with {@link #builder()}; every setter
+ * validates at once and {@link Builder#build()} checks the values against each other.
+ *
+ * <p>Errors: an invalid value throws {@link IllegalArgumentException} whose message names the key,
+ * the value and the allowed range, e.g.
+ * {@code "invalid kmem4j setting chunkSizeBytes=1000 (allowed: a multiple of 65536 in [262144, 1073741824])"}.
+ *
+ * <p>Threads: instances are immutable and may be shared freely.
+ */
+public final class SlabAllocatorConfig {
+    /** Slabs are carved from chunks in pages of this many bytes (64 KiB). */
+    public static final int PAGE_SIZE_BYTES = 1 << 16;
+
+    private final int chunkSizeBytes;
+    private final int maxSizeClassBytes;
+    private final int minCapacityBytes;
+    private final int magazineRounds;
+    private final int depotMagazines;
+    private final int retainedEmptyChunks;
+    private final long reapIntervalMillis;
+
+    private SlabAllocatorConfig(final Builder b) {
+        this.chunkSizeBytes = b.chunkSizeBytes;
+        this.maxSizeClassBytes = b.maxSizeClassBytes;
+        this.minCapacityBytes = b.minCapacityBytes;
+        this.magazineRounds = b.magazineRounds;
+        this.depotMagazines = b.depotMagazines;
+        this.retainedEmptyChunks = b.retainedEmptyChunks;
+        this.reapIntervalMillis = b.reapIntervalMillis;
+    }
+
+    /** @return a builder holding the defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** @return the default configuration. */
+    public static SlabAllocatorConfig defaults() {
+        return builder().build();
+    }
+
+    /** @return bytes of off-heap memory taken from the JDK at a time (default 4 MiB). */
+    public int chunkSizeBytes() {
+        return chunkSizeBytes;
+    }
+
+    /** @return the largest size class; larger requests go to the JDK (default 64 KiB). */
+    public int maxSizeClassBytes() {
+        return maxSizeClassBytes;
+    }
+
+    /** @return the smallest capacity served; smaller requests go to the JDK (default 1). */
+    public int minCapacityBytes() {
+        return minCapacityBytes;
+    }
+
+    /** @return objects per magazine, M (default 32; Bonwick, seed 002). */
+    public int magazineRounds() {
+        return magazineRounds;
+    }
+
+    /** @return full magazines a cache's depot keeps before it flushes them back to slabs (default 16). */
+    public int depotMagazines() {
+        return depotMagazines;
+    }
+
+    /** @return wholly empty chunks kept for reuse instead of being returned to the JDK (default 1). */
+    public int retainedEmptyChunks() {
+        return retainedEmptyChunks;
+    }
+
+    /** @return how often dead threads' caches are adopted, in milliseconds (default 1000). */
+    public long reapIntervalMillis() {
+        return reapIntervalMillis;
+    }
+
+    /** @return the effective settings by key, in a stable order (for logs and JMX). */
+    public Map<String, String> asMap() {
+        final Map<String, String> m = new LinkedHashMap<>();
+        m.put("chunkSizeBytes", Integer.toString(chunkSizeBytes));
+        m.put("maxSizeClassBytes", Integer.toString(maxSizeClassBytes));
+        m.put("minCapacityBytes", Integer.toString(minCapacityBytes));
+        m.put("magazineRounds", Integer.toString(magazineRounds));
+        m.put("depotMagazines", Integer.toString(depotMagazines));
+        m.put("retainedEmptyChunks", Integer.toString(retainedEmptyChunks));
+        m.put("reapIntervalMillis", Long.toString(reapIntervalMillis));
+        return m;
+    }
+
+    @Override
+    public String toString() {
+        return "SlabAllocatorConfig" + asMap();
+    }
+
+    static IllegalArgumentException invalid(final String key, final Object value, final String allowed) {
+        return new IllegalArgumentException(
+            "invalid kmem4j setting " + key + "=" + value + " (allowed: " + allowed + ")");
+    }
+
+    static long checkRange(final String key, final long value, final long min, final long max) {
+        if (value < min || value > max) {
+            throw invalid(key, value, "[" + min + ", " + max + "]");
+        }
+        return value;
+    }
+
+    /** Mutable builder; not thread-safe. */
+    public static final class Builder {
+        private int chunkSizeBytes = 4 << 20;
+        private int maxSizeClassBytes = 64 << 10;
+        private int minCapacityBytes = 1;
+        private int magazineRounds = 32;
+        private int depotMagazines = 16;
+        private int retainedEmptyChunks = 1;
+        private long reapIntervalMillis = 1000;
+
+        private Builder() {
+        }
+
+        /**
+         * @param bytes chunk size: a multiple of 64 KiB in [256 KiB, 1 GiB]
+         * @return this builder
+         * @throws IllegalArgumentException naming {@code chunkSizeBytes} when out of range
+         */
+        public Builder chunkSizeBytes(final long bytes) {
+            if (bytes < 256 << 10 || bytes > 1 << 30 || bytes % PAGE_SIZE_BYTES != 0) {
+                throw invalid("chunkSizeBytes", bytes, "a multiple of " + PAGE_SIZE_BYTES + " in [262144, 1073741824]");
+            }
+            this.chunkSizeBytes = (int) bytes;
+            return this;
+        }
+
+        /**
+         * @param bytes largest size class, in [64, 1 MiB]; rounded up to a size class
+         * @return this builder
+         * @throws IllegalArgumentException naming {@code maxSizeClassBytes} when out of range
+         */
+        public Builder maxSizeClassBytes(final long bytes) {
+            this.maxSizeClassBytes = (int) checkRange("maxSizeClassBytes", bytes, SizeClasses.MIN_CLASS_BYTES, 1 << 20);
+            return this;
+        }
+
+        /**
+         * @param bytes smallest capacity served, in [0, 1 MiB]; 0 serves empty buffers too
+         * @return this builder
+         * @throws IllegalArgumentException naming {@code minCapacityBytes} when out of range
+         */
+        public Builder minCapacityBytes(final long bytes) {
+            this.minCapacityBytes = (int) checkRange("minCapacityBytes", bytes, 0, 1 << 20);
+            return this;
+        }
+
+        /**
+         * @param rounds objects per magazine, in [1, 1024]
+         * @return this builder
+         * @throws IllegalArgumentException naming {@code magazineRounds} when out of range
+         */
+        public Builder magazineRounds(final long rounds) {
+            this.magazineRounds = (int) checkRange("magazineRounds", rounds, 1, 1024);
+            return this;
+        }
+
+        /**
+         * @param magazines full magazines kept per cache depot, in [0, 65536]
+         * @return this builder
+         * @throws IllegalArgumentException naming {@code depotMagazines} when out of range
+         */
+        public Builder depotMagazines(final long magazines) {
+            this.depotMagazines = (int) checkRange("depotMagazines", magazines, 0, 65536);
+            return this;
+        }
+
+        /**
+         * @param chunks wholly empty chunks kept for reuse, in [0, 65536]
+         * @return this builder
+         * @throws IllegalArgumentException naming {@code retainedEmptyChunks} when out of range
+         */
+        public Builder retainedEmptyChunks(final long chunks) {
+            this.retainedEmptyChunks = (int) checkRange("retainedEmptyChunks", chunks, 0, 65536);
+            return this;
+        }
+
+        /**
+         * @param millis interval of the reaper that adopts dead threads' caches, in [10, 60000]
+         * @return this builder
+         * @throws IllegalArgumentException naming {@code reapIntervalMillis} when out of range
+         */
+        public Builder reapIntervalMillis(final long millis) {
+            this.reapIntervalMillis = checkRange("reapIntervalMillis", millis, 10, 60_000);
+            return this;
+        }
+
+        /**
+         * @return the configuration
+         * @throws IllegalArgumentException when values contradict each other (a slab of the largest
+         *         class must fit in a chunk; {@code minCapacityBytes <= maxSizeClassBytes})
+         */
+        public SlabAllocatorConfig build() {
+            if (minCapacityBytes > maxSizeClassBytes) {
+                throw invalid("minCapacityBytes", minCapacityBytes, "[0, maxSizeClassBytes=" + maxSizeClassBytes + "]");
+            }
+            final SizeClasses classes = new SizeClasses(maxSizeClassBytes);
+            final long largestSlab = (long) SizeClasses.slabPages(classes.largest()) * PAGE_SIZE_BYTES;
+            if (largestSlab > chunkSizeBytes) {
+                throw invalid("chunkSizeBytes", chunkSizeBytes,
+                    "at least one slab of the largest size class, " + largestSlab + " bytes, for maxSizeClassBytes="
+                        + maxSizeClassBytes);
+            }
+            return new SlabAllocatorConfig(this);
+        }
+    }
+}

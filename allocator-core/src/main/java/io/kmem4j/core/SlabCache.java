@@ -1,0 +1,274 @@
+package io.kmem4j.core;
+
+import java.util.ArrayDeque;
+import java.util.TreeSet;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A cache ({@code kmem_cache} analogue): all objects of one size class. It owns a depot of full
+ * and empty magazines, a partial list of slabs ordered by address, at most one spare empty slab,
+ * and the slow-path statistics.
+ *
+ * <pre>
+ *   thread caches ──magazine exchange──▶ depot: full[] / empty[]      (lock)
+ *                 ──refill (frozen slab, no lock)──┐
+ *   partial list (lowest address first) ◀──────────┴── spare ◀── new slab from PageHeap
+ * </pre>
+ *
+ * <p>Lock: one {@link ReentrantLock} per cache, never a global one. It protects the depot, the
+ * partial list, the spare, and the bitmap and counters word of every slab of this cache that is
+ * not frozen. Lock order: a cache lock, then {@link PageHeap}'s grow lock; never two cache locks.
+ * Remote pushes (lock-free) may happen under the lock.
+ */
+final class SlabCache {
+    final SlabAllocator allocator;
+    final int id;
+    final int classIndex;
+    final int objectSize;
+    final int slabPages;
+    final int objectsPerSlab;
+    final String name;
+    final ReentrantLock lock = new ReentrantLock();
+
+    private final ArrayDeque<Magazine> fullMagazines = new ArrayDeque<>();
+    private final ArrayDeque<Magazine> emptyMagazines = new ArrayDeque<>();
+    private final TreeSet<Slab> partial = new TreeSet<>();
+    private Slab spare;
+    /** Rounds for threads without a private cache (virtual threads), used under the lock. */
+    private Magazine shared;
+
+    // statistics, written under the lock, read racily
+    long slabs;
+    long depotExchanges;
+    long slabsCreated;
+    long slabsFreed;
+    long doubleFrees;
+
+    SlabCache(final SlabAllocator allocator, final int classIndex, final int objectSize) {
+        this.allocator = allocator;
+        this.classIndex = classIndex;
+        this.objectSize = objectSize;
+        this.slabPages = SizeClasses.slabPages(objectSize);
+        this.objectsPerSlab = (int) Math.min(Counters.MAX_OBJECTS,
+            ((long) slabPages * SlabAllocatorConfig.PAGE_SIZE_BYTES) / objectSize);
+        this.name = "kmem4j-" + objectSize;
+        this.id = CacheTable.register(this);
+    }
+
+    // ---- depot (lock held) -------------------------------------------------------------------
+
+    Magazine takeFullLocked() {
+        final Magazine m = fullMagazines.pollFirst();
+        if (m != null) {
+            depotExchanges++;
+        }
+        return m;
+    }
+
+    /** @return false when the depot is at its limit (the caller flushes the magazine instead). */
+    boolean putFullLocked(final Magazine m) {
+        if (fullMagazines.size() >= allocator.config.depotMagazines()) {
+            return false;
+        }
+        fullMagazines.addFirst(m);
+        depotExchanges++;
+        return true;
+    }
+
+    Magazine takeEmptyLocked() {
+        final Magazine m = emptyMagazines.pollFirst();
+        return m != null ? m : new Magazine(allocator.config.magazineRounds());
+    }
+
+    void putEmptyLocked(final Magazine m) {
+        if (emptyMagazines.size() < allocator.config.depotMagazines() + 1) {
+            emptyMagazines.addFirst(m);
+        }
+    }
+
+    int fullMagazinesLocked() {
+        return fullMagazines.size();
+    }
+
+    // ---- slabs (lock held) -------------------------------------------------------------------
+
+    /**
+     * Freezes a slab for {@code tc}: the lowest-address partial slab, else the spare, else a new
+     * one.
+     *
+     * @throws OutOfMemoryError when a new chunk cannot be reserved
+     */
+    Slab freezeSlabLocked(final ThreadCache tc) {
+        Slab s = partial.pollFirst();
+        if (s != null) {
+            s.onPartial = false;
+        } else if (spare != null) {
+            s = spare;
+            spare = null;
+        } else {
+            s = allocator.pages.newSlab(this);
+            slabs++;
+            slabsCreated++;
+        }
+        s.counters(Counters.withFrozen(s.counters(), true));
+        s.chunk.ownerRelease(s.headPage, tc.id);
+        return s;
+    }
+
+    /** Unfreezes {@code s} (the owner gives it up): it joins the partial list or is emptied. */
+    void unfreezeLocked(final Slab s) {
+        s.chunk.ownerRelease(s.headPage, 0);
+        s.counters(Counters.withFrozen(s.counters(), false));
+        final int inuse = s.inuse();
+        if (inuse == 0) {
+            emptiedLocked(s);
+        } else if (inuse < s.objects) {
+            s.onPartial = true;
+            partial.add(s);
+        }
+    }
+
+    /**
+     * Returns an object to its slab's bitmap on behalf of {@code me}; an object of a slab frozen by
+     * another thread is sent to that thread instead (deferred free, seed {@code 003_5484a2f8906cbf25.txt}).
+     */
+    void returnObjectLocked(final Slab s, final long address, final ThreadCache me) {
+        final int owner = s.chunk.ownerAcquire(s.headPage);
+        if (owner != 0 && owner != me.id) {
+            me.sendRemote(owner, address);
+            return;
+        }
+        final boolean wasFull = s.inuse() == s.objects;
+        if (!s.putBack(address)) {
+            doubleFrees++;
+            return;
+        }
+        if (owner != 0) {
+            return; // my own frozen slab: it stays mine
+        }
+        if (s.inuse() == 0) {
+            emptiedLocked(s);
+        } else if (wasFull) {
+            s.onPartial = true;
+            partial.add(s);
+        }
+    }
+
+    /**
+     * Takes one object for a thread without a private cache: from the shared magazine, refilled
+     * from the depot or from the lowest-address slab with free objects (not frozen).
+     *
+     * @throws OutOfMemoryError when a new chunk cannot be reserved
+     */
+    long takeOneLocked() {
+        if (shared == null) {
+            shared = new Magazine(allocator.config.magazineRounds());
+        }
+        if (shared.count == 0) {
+            final Magazine full = takeFullLocked();
+            if (full != null) {
+                putEmptyLocked(shared);
+                shared = full;
+            } else {
+                Slab s = partial.isEmpty() ? null : partial.first();
+                if (s == null) {
+                    if (spare != null) {
+                        s = spare;
+                        spare = null;
+                    } else {
+                        s = allocator.pages.newSlab(this);
+                        slabs++;
+                        slabsCreated++;
+                    }
+                }
+                s.fill(shared, shared.rounds.length);
+                if (s.freeObjects() == 0) {
+                    if (s.onPartial) {
+                        partial.remove(s);
+                        s.onPartial = false;
+                    }
+                } else if (!s.onPartial) {
+                    s.onPartial = true;
+                    partial.add(s);
+                }
+            }
+        }
+        return shared.rounds[--shared.count];
+    }
+
+    /** Flushes every round of {@code m} back to the slabs. */
+    void flushLocked(final Magazine m, final ThreadCache me) {
+        final Chunk[] hint = new Chunk[1];
+        for (int i = 0; i < m.count; i++) {
+            final long a = m.rounds[i];
+            returnObjectLocked(allocator.slabOf(a, hint), a, me);
+        }
+        m.count = 0;
+    }
+
+    private void emptiedLocked(final Slab s) {
+        if (s.onPartial) {
+            partial.remove(s);
+            s.onPartial = false;
+        }
+        if (spare == null) {
+            spare = s;
+            return;
+        }
+        destroyLocked(s);
+    }
+
+    private void destroyLocked(final Slab s) {
+        slabs--;
+        slabsFreed++;
+        allocator.pages.freeSlab(s);
+    }
+
+    /**
+     * Flushes the depot's full magazines back to slabs and frees the spare slab (part of trim).
+     *
+     * @param me the thread cache acting (its id decides which frozen slabs may be written)
+     */
+    void shrinkLocked(final ThreadCache me) {
+        if (shared != null) {
+            flushLocked(shared, me);
+        }
+        Magazine m;
+        while ((m = fullMagazines.pollFirst()) != null) {
+            flushLocked(m, me);
+            putEmptyLocked(m);
+        }
+        if (spare != null) {
+            final Slab s = spare;
+            spare = null;
+            destroyLocked(s);
+        }
+    }
+
+    /** @return objects held in the depot's full magazines (statistics, lock held). */
+    long depotObjectsLocked() {
+        long n = 0;
+        for (final Magazine m : fullMagazines) {
+            n += m.count;
+        }
+        return n;
+    }
+
+    int partialSlabsLocked() {
+        return partial.size();
+    }
+
+    /** Releases this cache's id once it has no slab left; called when its allocator closes. */
+    boolean retireIfEmpty() {
+        lock.lock();
+        try {
+            if (slabs == 0) {
+                CacheTable.release(id);
+                return true;
+            }
+            return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+}

@@ -1,0 +1,39 @@
+package io.kmem4j.samples;
+
+import io.kmem4j.samples.echo.EchoSample;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * Command-line entry point of the sample applications: a picocli command whose subcommands are the
+ * individual samples.
+ *
+ * <p>Each sample is one {@code @Command} class in its own package; to add a sample, write its class
+ * and list it in {@code subcommands} below. The samples are ordinary programs that use direct
+ * {@link java.nio.ByteBuffer}s the way real applications do.
+ *
+ * <p>Threads: runs the chosen sample on the calling ({@code main}) thread and exits with the
+ * sample's exit code (0 on success, 1 on verification failure or error, 2 on a usage error).
+ */
+@Command(
+        name = "kmem4j-samples",
+        mixinStandardHelpOptions = true,
+        description = "Sample programs that use direct ByteBuffers.",
+        subcommands = {HelpCommand.class, EchoSample.class})
+public final class Samples implements Runnable {
+
+    @Spec private CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new Samples()).execute(args));
+    }
+
+    @Override
+    public void run() {
+        throw new ParameterException(spec.commandLine(), "Missing required subcommand");
+    }
+}

@@ -1,0 +1,39 @@
+package io.kmem4j.samples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class SamplesTest {
+
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    private int execute(String... args) {
+        return new CommandLine(new Samples())
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(args);
+    }
+
+    @Test
+    void helpListsTheEchoSample() {
+        assertThat(execute("--help")).isZero();
+        assertThat(out.toString()).contains("kmem4j-samples").contains("echo");
+    }
+
+    @Test
+    void runsTheEchoSubcommand() {
+        assertThat(execute("echo", "--messages", "100", "--connections", "2")).isZero();
+        assertThat(out.toString()).contains("echo: messages=100 connections=2 ");
+    }
+
+    @Test
+    void missingSubcommandIsAUsageError() {
+        assertThat(execute()).isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(err.toString()).contains("Missing required subcommand");
+    }
+}
