@@ -514,7 +514,8 @@ public final class SlabAllocator implements AutoCloseable {
     /** Adopts the caches of threads that have ended and returns orphaned frees to their slabs. */
     void reap() {
         for (final ThreadCache tc : byThread.values()) {
-            if (!tc.thread.isAlive()) {
+            // remove first: the reaper thread and trim() callers may reap at the same time
+            if (!tc.thread.isAlive() && byThread.remove(tc.thread, tc)) {
                 retire(tc);
             }
         }
@@ -541,7 +542,6 @@ public final class SlabAllocator implements AutoCloseable {
         }
         returnToSlabs(chain, reaperCache);
         synchronized (registryLock) {
-            byThread.remove(tc.thread);
             for (int i = 0; i < retired.length; i++) {
                 retired[i] += tc.stats[i];
             }

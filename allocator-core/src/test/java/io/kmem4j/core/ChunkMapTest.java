@@ -1,0 +1,294 @@
+package io.kmem4j.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.agrona.BufferUtil;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class ChunkMapTest {
+    private static final int SMALL = 256 << 10;           // 4 pages
+    private static final int PAGE = SlabAllocatorConfig.PAGE_SIZE_BYTES;
+
+    private static void releaseAll(final List<Chunk> chunks) {
+        for (final Chunk c : chunks) {
+            c.release();
+        }
+    }
+
+    // ---------------------------------------------------------------- Chunk geometry
+
+    @Test
+    void allocatedChunkIsPageCountedAndAligned() {
+        assertThat(JdkInternals.failure()).isNull();
+        final Chunk chunk = Chunk.allocate(SMALL);
+        try {
+            assertThat(chunk.base % 4096).isZero();
+            assertThat(chunk.base).isGreaterThanOrEqualTo(chunk.raw).isLessThan(chunk.raw + 4096);
+            assertThat(chunk.size).isEqualTo(SMALL);
+            assertThat(chunk.pages).isEqualTo(4);
+            assertThat(chunk.reservedBytes).isEqualTo(SMALL + 4096L);
+            // the aligned region fits in the raw block
+            assertThat(chunk.base + chunk.size).isLessThanOrEqualTo(chunk.raw + chunk.reservedBytes);
+            assertThat(chunk.usedPages()).isZero();
+            assertThat(chunk.contains(chunk.base)).isTrue();
+            assertThat(chunk.contains(chunk.base + SMALL - 1)).isTrue();
+            assertThat(chunk.contains(chunk.base - 1)).isFalse();
+            assertThat(chunk.contains(chunk.base + SMALL)).isFalse();
+            assertThat(chunk.pageOf(chunk.base + PAGE)).isEqualTo(1);
+            assertThat(chunk.pageOf(chunk.base + 3L * PAGE + PAGE - 1)).isEqualTo(3);
+            assertThat(chunk.pageAddress(2)).isEqualTo(chunk.base + 2L * PAGE);
+        } finally {
+            chunk.release();
+        }
+    }
+
+    // ---------------------------------------------------------------- ChunkMap
+
+    @Test
+    void findOneChunk() {
+        final Chunk chunk = Chunk.allocate(SMALL);
+        final ByteBuffer foreign = ByteBuffer.allocateDirect(4096);
+        try {
+            final ChunkMap map = new ChunkMap(SMALL);
+            assertThat(map.find(chunk.base)).isNull();
+            map.add(chunk);
+            assertThat(map.size()).isEqualTo(1);
+            assertThat(map.chunks()).containsExactly(chunk);
+
+            final long base = chunk.base;
+            final long size = chunk.size;
+            assertThat(map.find(base)).isSameAs(chunk);
+            assertThat(map.find(base + size - 1)).isSameAs(chunk);
+            assertThat(map.find(base + size / 2)).isSameAs(chunk);
+            for (int p = 0; p < chunk.pages; p++) {
+                assertThat(map.find(chunk.pageAddress(p))).isSameAs(chunk);
+                assertThat(map.find(chunk.pageAddress(p) + PAGE - 1)).isSameAs(chunk);
+            }
+            assertThat(map.find(base - 1)).isNull();
+            assertThat(map.find(base + size)).isNull();
+            assertThat(map.find(0)).isNull();
+            assertThat(map.find(Long.MAX_VALUE)).isNull();
+            assertThat(map.find(-1L)).isNull();
+            assertThat(map.find(Long.MIN_VALUE)).isNull();
+
+            final long addr = BufferUtil.address(foreign);
+            assertThat(addr).isNotZero();
+            assertThat(map.find(addr)).isNull();
+            assertThat(map.find(addr + foreign.capacity() - 1)).isNull();
+
+            map.remove(chunk);
+            assertThat(map.size()).isZero();
+            assertThat(map.chunks()).isEmpty();
+            assertThat(map.find(base)).isNull();
+            assertThat(map.find(base + size - 1)).isNull();
+        } finally {
+            chunk.release();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {3, 20})
+    void addAndRemoveSeveralChunks(final int n) {
+        final List<Chunk> chunks = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                chunks.add(Chunk.allocate(SMALL));
+            }
+            final ChunkMap map = new ChunkMap(SMALL);
+            for (int i = 0; i < n; i++) {
+                map.add(chunks.get(i));
+                assertThat(map.size()).isEqualTo(i + 1);
+                // everything added so far is found, nothing else
+                for (int j = 0; j < n; j++) {
+                    final Chunk c = chunks.get(j);
+                    final Chunk expected = j <= i ? c : null;
+                    assertThat(map.find(c.base)).as("chunk %d base after adding %d", j, i).isSameAs(expected);
+                    assertThat(map.find(c.base + c.size - 1)).as("chunk %d end after adding %d", j, i)
+                        .isSameAs(expected);
+                }
+            }
+            assertThat(map.chunks()).containsExactlyInAnyOrderElementsOf(chunks);
+
+            // remove every other chunk
+            for (int i = 0; i < n; i += 2) {
+                map.remove(chunks.get(i));
+            }
+            assertThat(map.size()).isEqualTo(n / 2);
+            for (int j = 0; j < n; j++) {
+                final Chunk c = chunks.get(j);
+                final Chunk expected = j % 2 == 1 ? c : null;
+                for (final long a : new long[] {c.base, c.base + PAGE, c.base + c.size - 1}) {
+                    final Chunk found = map.find(a);
+                    // a removed chunk's address may lie inside no other chunk (chunks don't overlap)
+                    assertThat(found).as("chunk %d address %x", j, a).isSameAs(expected);
+                }
+                assertThat(map.find(c.base - 1)).as("below chunk %d", j).isNotSameAs(c);
+                assertThat(map.find(c.base + c.size)).as("above chunk %d", j).isNotSameAs(c);
+            }
+
+            // remove the rest
+            for (int i = 1; i < n; i += 2) {
+                map.remove(chunks.get(i));
+            }
+            assertThat(map.size()).isZero();
+            for (final Chunk c : chunks) {
+                assertThat(map.find(c.base)).isNull();
+                assertThat(map.find(c.base + c.size - 1)).isNull();
+            }
+        } finally {
+            releaseAll(chunks);
+        }
+    }
+
+    @Test
+    void windowSmallerThanChunkIsNeverUsed() {
+        // a map for 4 MiB chunks uses 4 MiB windows; a chunk's two windows both resolve
+        final Chunk chunk = Chunk.allocate(4 << 20);
+        try {
+            final ChunkMap map = new ChunkMap(4 << 20);
+            map.add(chunk);
+            for (long off = 0; off < chunk.size; off += PAGE) {
+                assertThat(map.find(chunk.base + off)).as("offset %d", off).isSameAs(chunk);
+            }
+            assertThat(map.find(chunk.base + chunk.size - 1)).isSameAs(chunk);
+            assertThat(map.find(chunk.base + chunk.size)).isNull();
+            assertThat(map.find(chunk.base - 1)).isNull();
+        } finally {
+            chunk.release();
+        }
+    }
+
+    // ---------------------------------------------------------------- page runs
+
+    @Test
+    void takePagesPacksAlignedRunsInASmallChunk() {
+        final Chunk chunk = Chunk.allocate(SMALL);
+        try {
+            assertThat(chunk.takePages(1)).isEqualTo(0);
+            assertThat(chunk.takePages(2)).isEqualTo(2);   // aligned to 2: pages 2-3, not 1-2
+            assertThat(chunk.takePages(1)).isEqualTo(1);
+            assertThat(chunk.usedPages()).isEqualTo(4);
+            assertThat(chunk.takePages(1)).isEqualTo(-1);
+            assertThat(chunk.takePages(4)).isEqualTo(-1);
+            assertThat(chunk.usedPages()).isEqualTo(4);
+
+            chunk.returnPages(2, 2);
+            assertThat(chunk.usedPages()).isEqualTo(2);
+            assertThat(chunk.takePages(4)).isEqualTo(-1);
+            assertThat(chunk.takePages(2)).isEqualTo(2);
+            chunk.returnPages(2, 2);
+            chunk.returnPages(0, 1);
+            chunk.returnPages(1, 1);
+            assertThat(chunk.usedPages()).isZero();
+            assertThat(chunk.takePages(4)).isEqualTo(0);
+            // runs larger than the chunk never fit
+            chunk.returnPages(0, 4);
+            assertThat(chunk.takePages(8)).isEqualTo(-1);
+            assertThat(chunk.takePages(64)).isEqualTo(-1);
+            assertThat(chunk.usedPages()).isZero();
+        } finally {
+            chunk.release();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 4, 8, 16, 32, 64})
+    void runsAreAlignedToTheirSizeUntilExhausted(final int n) {
+        final Chunk chunk = Chunk.allocate(8 << 20);     // 128 pages, two bitmap words
+        try {
+            assertThat(chunk.pages).isEqualTo(128);
+            final List<Integer> firsts = new ArrayList<>();
+            for (int i = 0; i < 128 / n; i++) {
+                final int first = chunk.takePages(n);
+                assertThat(first).as("run %d of %d pages", i, n).isNotNegative();
+                assertThat(first % n).as("run at page %d of %d pages", first, n).isZero();
+                firsts.add(first);
+            }
+            assertThat(firsts).doesNotHaveDuplicates();
+            assertThat(chunk.usedPages()).isEqualTo(128);
+            assertThat(chunk.takePages(n)).isEqualTo(-1);
+            assertThat(chunk.takePages(1)).isEqualTo(-1);
+            assertThat(chunk.seal()).isFalse();
+
+            for (final int first : firsts) {
+                chunk.returnPages(first, n);
+            }
+            assertThat(chunk.usedPages()).isZero();
+            assertThat(chunk.takePages(64)).isEqualTo(0);
+            assertThat(chunk.takePages(64)).isEqualTo(64);
+            chunk.returnPages(0, 64);
+            chunk.returnPages(64, 64);
+        } finally {
+            chunk.release();
+        }
+    }
+
+    @Test
+    void pagesPastTheEndOfAPartialBitmapWordAreNeverFree() {
+        final Chunk chunk = Chunk.allocate(100 * PAGE);    // word 1 holds pages 64..99
+        try {
+            assertThat(chunk.takePages(64)).isEqualTo(0);
+            assertThat(chunk.takePages(64)).isEqualTo(-1);
+            assertThat(chunk.takePages(32)).isEqualTo(64);
+            assertThat(chunk.takePages(32)).isEqualTo(-1); // 96..127 would run past page 99
+            assertThat(chunk.takePages(4)).isEqualTo(96);
+            assertThat(chunk.takePages(1)).isEqualTo(-1);
+            assertThat(chunk.usedPages()).isEqualTo(100);
+            chunk.returnPages(0, 64);
+            chunk.returnPages(64, 32);
+            chunk.returnPages(96, 4);
+            assertThat(chunk.usedPages()).isZero();
+            assertThat(chunk.seal()).isTrue();
+        } finally {
+            chunk.release();
+        }
+    }
+
+    @Test
+    void sealSucceedsOnlyWhenAllPagesAreFree() {
+        final Chunk chunk = Chunk.allocate(SMALL);
+        try {
+            final int p = chunk.takePages(1);
+            assertThat(chunk.seal()).isFalse();
+            // a failed seal changes nothing
+            assertThat(chunk.takePages(1)).isEqualTo(1);
+            chunk.returnPages(1, 1);
+            chunk.returnPages(p, 1);
+            assertThat(chunk.seal()).isTrue();
+            assertThat(chunk.takePages(1)).isEqualTo(-1);
+            assertThat(chunk.takePages(2)).isEqualTo(-1);
+            assertThat(chunk.takePages(4)).isEqualTo(-1);
+            assertThat(chunk.seal()).isFalse();            // already sealed: not all pages free
+            assertThat(chunk.usedPages()).isZero();
+        } finally {
+            chunk.release();
+        }
+    }
+
+    @Test
+    void failedSealRollsBackEarlierWords() {
+        final Chunk chunk = Chunk.allocate(8 << 20);     // 128 pages
+        try {
+            assertThat(chunk.takePages(64)).isEqualTo(0);
+            assertThat(chunk.takePages(1)).isEqualTo(64);  // word 1 in use
+            chunk.returnPages(0, 64);                      // word 0 free again
+            assertThat(chunk.seal()).isFalse();            // seals word 0, fails on word 1, rolls back
+            assertThat(chunk.takePages(64)).isEqualTo(0);  // word 0 is usable again
+            assertThat(chunk.takePages(2)).isEqualTo(66);
+            chunk.returnPages(0, 64);
+            chunk.returnPages(64, 1);
+            chunk.returnPages(66, 2);
+            assertThat(chunk.seal()).isTrue();
+            assertThat(chunk.takePages(1)).isEqualTo(-1);
+            assertThat(chunk.takePages(64)).isEqualTo(-1);
+        } finally {
+            chunk.release();
+        }
+    }
+}

@@ -1,0 +1,196 @@
+package io.kmem4j.core;
+
+import static io.kmem4j.core.TestSupport.checkPattern;
+import static io.kmem4j.core.TestSupport.invokeCleaner;
+import static io.kmem4j.core.TestSupport.writePattern;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Threads that free other threads' buffers and threads that die (cases C5, C12): nothing is lost,
+ * caches do not grow with the number of threads ever created, and after the threads are gone and
+ * the allocator is trimmed every chunk goes back.
+ */
+class ThreadLifecycleTest {
+    private SlabAllocator allocator;
+
+    @BeforeEach
+    void create() {
+        allocator = new SlabAllocator(SlabAllocatorConfig.builder().retainedEmptyChunks(0).reapIntervalMillis(50).build());
+    }
+
+    @AfterEach
+    void close() {
+        allocator.close();
+    }
+
+    private static Thread start(final String name, final Runnable r, final AtomicReference<Throwable> failure) {
+        final Thread t = new Thread(() -> {
+            try {
+                r.run();
+            } catch (final Throwable e) {
+                failure.compareAndSet(null, e);
+            }
+        }, name);
+        t.start();
+        return t;
+    }
+
+    /** After all threads that touched the allocator ended: adopt their caches, trim, expect nothing held. */
+    private void assertEverythingReturns() {
+        allocator.reap();
+        allocator.trim();
+        final AllocatorStats s = allocator.stats();
+        assertThat(s.liveBuffers()).isZero();
+        assertThat(s.bytesInUse()).isZero();
+        assertThat(s.hookFailures()).isZero();
+        assertThat(s.threadCaches()).as("caches of dead threads adopted").isZero();
+        assertThat(s.chunks()).as("every chunk returned to the JDK").isZero();
+        assertThat(s.bytesReserved()).isZero();
+        for (final CacheStats c : s.caches()) {
+            assertThat(c.slabs()).as("slabs of %s", c.name()).isZero();
+            assertThat(c.doubleFrees()).isZero();
+        }
+    }
+
+    @Test
+    void c12FreesFromAnotherThreadAreSentHomeAndNothingIsLost() throws Exception {
+        final int n = 200_000;
+        final BlockingQueue<ByteBuffer> queue = new ArrayBlockingQueue<>(256);
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final AtomicLong corrupt = new AtomicLong();
+        final Thread producer = start("producer", () -> {
+            for (int i = 0; i < n; i++) {
+                final ByteBuffer b = allocator.allocate(16 << 10);
+                b.putLong(0, i);
+                b.putLong(b.capacity() - 8, i);
+                try {
+                    queue.put(b);
+                } catch (final InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }, failure);
+        final Thread consumer = start("consumer", () -> {
+            for (int i = 0; i < n; i++) {
+                final ByteBuffer b;
+                try {
+                    b = queue.poll(30, TimeUnit.SECONDS);
+                } catch (final InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                if (b.getLong(0) != i || b.getLong(b.capacity() - 8) != i) {
+                    corrupt.incrementAndGet();
+                }
+                invokeCleaner(b);
+            }
+        }, failure);
+        producer.join();
+        consumer.join();
+        assertThat(failure.get()).isNull();
+        assertThat(corrupt.get()).isZero();
+        final AllocatorStats s = allocator.stats();
+        assertThat(s.allocations()).isEqualTo(n);
+        assertThat(s.explicitFrees()).isEqualTo(n);
+        assertThat(s.remoteFreesSent()).as("frees on the consumer go to the producer").isGreaterThan(0);
+        assertThat(s.bytesReserved()).as("memory plateaus at the live set plus caches")
+            .isLessThan(64L << 20);
+        assertEverythingReturns();
+    }
+
+    @Test
+    void c12ReleasesAfterTheOwnerEndedComeBack() throws Exception {
+        final List<ByteBuffer> handed = new ArrayList<>();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final Thread owner = start("owner", () -> {
+            for (int i = 0; i < 1000; i++) {
+                final ByteBuffer b = allocator.allocate(16 << 10);
+                writePattern(b, i);
+                handed.add(b);
+            }
+        }, failure);
+        owner.join();
+        allocator.reap(); // the owner's cache is adopted while its buffers are still live
+        assertThat(allocator.stats().threadCaches()).isZero();
+        final Thread releaser = start("releaser", () -> {
+            for (int i = 0; i < handed.size(); i++) {
+                assertThat(checkPattern(handed.get(i), i)).isEqualTo(-1);
+                invokeCleaner(handed.get(i));
+            }
+        }, failure);
+        releaser.join();
+        assertThat(failure.get()).isNull();
+        handed.clear();
+        assertEverythingReturns();
+    }
+
+    @Test
+    void c5aThreadChurnDoesNotGrowWithThreadsEverCreated() throws Exception {
+        final List<ByteBuffer> holder = new ArrayList<>();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        long reservedAfter100 = 0;
+        for (int t = 0; t < 1000; t++) {
+            final Thread worker = start("worker-" + t, () -> {
+                final List<ByteBuffer> mine = new ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    mine.add(allocator.allocate(16 << 10));
+                }
+                for (int i = 1; i < 10; i++) {
+                    invokeCleaner(mine.get(i));
+                }
+                synchronized (holder) {
+                    holder.add(mine.get(0));
+                }
+            }, failure);
+            worker.join();
+            if (t % 50 == 49) {
+                // the holder releases later, on a thread of its own (which then ends too)
+                start("holder-" + t, () -> {
+                    synchronized (holder) {
+                        holder.forEach(TestSupport::invokeCleaner);
+                        holder.clear();
+                    }
+                }, failure).join();
+                allocator.reap();
+            }
+            if (t == 99) {
+                reservedAfter100 = allocator.stats().bytesReserved();
+            }
+        }
+        assertThat(failure.get()).isNull();
+        final AllocatorStats s = allocator.stats();
+        assertThat(s.threadCachesRetired()).isEqualTo(1000 + 20);
+        assertThat(s.bytesReserved()).as("plateau: no growth with the number of threads")
+            .isLessThanOrEqualTo(reservedAfter100);
+        assertEverythingReturns();
+    }
+
+    @Test
+    void c5bCommonPoolTasksDoNotLeakThreadCaches() {
+        final int parallelism = ForkJoinPool.commonPool().getParallelism();
+        IntStream.range(0, 10_000).parallel().forEach(i -> {
+            final ByteBuffer b = allocator.allocate(256 + (i % 4096));
+            b.put(0, (byte) i);
+            invokeCleaner(b);
+        });
+        final AllocatorStats s = allocator.stats();
+        assertThat(s.allocations()).isEqualTo(10_000);
+        assertThat(s.frees()).isEqualTo(10_000);
+        assertThat(s.threadCaches()).as("one cache per worker thread, not per task")
+            .isLessThanOrEqualTo(parallelism + 1);
+    }
+}
