@@ -1,0 +1,294 @@
+package io.kmem4j.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.entry;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Properties;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class AgentConfigTest {
+    private static final String ALL_KNOWN = "enabled, summary, logLevel, configFile, chunkSizeBytes, "
+        + "maxSizeClassBytes, minCapacityBytes, magazineRounds, depotMagazines, retainedEmptyChunks, "
+        + "reapIntervalMillis";
+
+    @TempDir
+    Path tmp;
+
+    private static Properties props(final String... kv) {
+        final Properties p = new Properties();
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        return p;
+    }
+
+    private Path file(final String content) throws IOException {
+        final Path f = Files.createTempFile(tmp, "kmem4j", ".properties");
+        Files.writeString(f, content, StandardCharsets.ISO_8859_1);
+        return f;
+    }
+
+    // ---------------------------------------------------------------- parseArgs
+
+    @Test
+    void parseArgsKeepsOrderAndTrims() {
+        assertThat(AgentConfig.parseArgs("a=1,b=2")).containsExactly(entry("a", "1"), entry("b", "2"));
+        assertThat(AgentConfig.parseArgs(" a = 1 , b=2 ,,")).containsExactly(entry("a", "1"), entry("b", "2"));
+        assertThat(AgentConfig.parseArgs("a=x=y")).containsExactly(entry("a", "x=y"));
+        assertThat(AgentConfig.parseArgs("a=")).containsExactly(entry("a", ""));
+        assertThat(AgentConfig.parseArgs("a=1,a=2")).containsExactly(entry("a", "2"));
+    }
+
+    @Test
+    void parseArgsOfNothing() {
+        assertThat(AgentConfig.parseArgs(null)).isEmpty();
+        assertThat(AgentConfig.parseArgs("")).isEmpty();
+        assertThat(AgentConfig.parseArgs("   ")).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"abc", "=1"})
+    void parseArgsRejectsMalformedParts(final String part) {
+        assertThatIllegalArgumentException().isThrownBy(() -> AgentConfig.parseArgs("a=1," + part))
+            .withMessageContaining("'" + part + "'")
+            .withMessageContaining("key=value");
+    }
+
+    // ---------------------------------------------------------------- envName / parseSize
+
+    @Test
+    void envNames() {
+        assertThat(AgentConfig.envName("chunkSizeBytes")).isEqualTo("KMEM4J_CHUNK_SIZE_BYTES");
+        assertThat(AgentConfig.envName("enabled")).isEqualTo("KMEM4J_ENABLED");
+        assertThat(AgentConfig.envName("logLevel")).isEqualTo("KMEM4J_LOG_LEVEL");
+        assertThat(AgentConfig.envName("configFile")).isEqualTo("KMEM4J_CONFIG_FILE");
+        assertThat(AgentConfig.envName("reapIntervalMillis")).isEqualTo("KMEM4J_REAP_INTERVAL_MILLIS");
+    }
+
+    @Test
+    void parseSizeUnits() {
+        assertThat(AgentConfig.parseSize("4096")).isEqualTo(4096L);
+        assertThat(AgentConfig.parseSize("64k")).isEqualTo(65536L);
+        assertThat(AgentConfig.parseSize("64K")).isEqualTo(65536L);
+        assertThat(AgentConfig.parseSize("4m")).isEqualTo(4L << 20);
+        assertThat(AgentConfig.parseSize("4M")).isEqualTo(4L << 20);
+        assertThat(AgentConfig.parseSize("1g")).isEqualTo(1L << 30);
+        assertThat(AgentConfig.parseSize("0")).isZero();
+        assertThat(AgentConfig.parseSize("0k")).isZero();
+        assertThat(AgentConfig.parseSize("8589934591g")).isEqualTo(8589934591L << 30);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "k", "m", "abc", "4x", "4 k", "1.5m", "4kb", "-1k", "8589934592g",
+        "99999999999999999999"})
+    void parseSizeRejectsBadInput(final String value) {
+        assertThatThrownBy(() -> AgentConfig.parseSize(value)).isInstanceOf(NumberFormatException.class);
+    }
+
+    // ---------------------------------------------------------------- load
+
+    @Test
+    void loadWithNothingGivesDefaults() {
+        final AgentConfig c = AgentConfig.load(null, new Properties(), Map.of());
+        assertThat(c.enabled).isTrue();
+        assertThat(c.summary).isFalse();
+        assertThat(c.logLevel).isEqualTo("info");
+        assertThat(c.effective).containsExactly(
+            entry("enabled", "true"),
+            entry("summary", "false"),
+            entry("logLevel", "info"),
+            entry("chunkSizeBytes", "4194304"),
+            entry("maxSizeClassBytes", "65536"),
+            entry("minCapacityBytes", "1"),
+            entry("magazineRounds", "32"),
+            entry("depotMagazines", "16"),
+            entry("retainedEmptyChunks", "1"),
+            entry("reapIntervalMillis", "1000"));
+        assertThatThrownBy(() -> c.effective.put("x", "y")).isInstanceOf(UnsupportedOperationException.class);
+    }
+
+    @Test
+    void precedenceArgsOverSysPropsOverEnvOverFile() throws IOException {
+        final Path f = file("magazineRounds=1\ndepotMagazines=2\nretainedEmptyChunks=3\nreapIntervalMillis=40\n");
+        final Properties sys = props(
+            "kmem4j.configFile", f.toString(),
+            "kmem4j.magazineRounds", "10",
+            "kmem4j.depotMagazines", "20",
+            "unrelated.property", "ignored");
+        final Map<String, String> env = Map.of(
+            "KMEM4J_MAGAZINE_ROUNDS", "100",
+            "KMEM4J_DEPOT_MAGAZINES", "200",
+            "KMEM4J_RETAINED_EMPTY_CHUNKS", "300",
+            "PATH", "/bin");
+        final AgentConfig c = AgentConfig.load("magazineRounds=1000", sys, env);
+
+        assertThat(c.allocator.magazineRounds()).isEqualTo(1000);     // args
+        assertThat(c.allocator.depotMagazines()).isEqualTo(20);       // system property
+        assertThat(c.allocator.retainedEmptyChunks()).isEqualTo(300); // environment
+        assertThat(c.allocator.reapIntervalMillis()).isEqualTo(40L);  // file
+        assertThat(c.allocator.chunkSizeBytes()).isEqualTo(4 << 20);  // default
+        assertThat(c.effective)
+            .containsEntry("magazineRounds", "1000")
+            .containsEntry("depotMagazines", "20")
+            .containsEntry("retainedEmptyChunks", "300")
+            .containsEntry("reapIntervalMillis", "40")
+            .doesNotContainKey("configFile");
+    }
+
+    @Test
+    void eachSourceAloneIsRead() throws IOException {
+        assertThat(AgentConfig.load("summary=true", new Properties(), Map.of()).summary).isTrue();
+        assertThat(AgentConfig.load(null, props("kmem4j.summary", "true"), Map.of()).summary).isTrue();
+        assertThat(AgentConfig.load(null, new Properties(), Map.of("KMEM4J_SUMMARY", "true")).summary).isTrue();
+        final Path f = file("summary=true\n");
+        assertThat(AgentConfig.load("configFile=" + f, new Properties(), Map.of()).summary).isTrue();
+        // env names are exact: the camel-case key or a wrong prefix is not read
+        assertThat(AgentConfig.load(null, new Properties(), Map.of("KMEM4J_summary", "true",
+            "kmem4j.summary", "true", "SUMMARY", "true")).summary).isFalse();
+    }
+
+    @Test
+    void configFileComesFromTheHighestSourceNamingIt() throws IOException {
+        final Path fromArgs = file("magazineRounds=1\n");
+        final Path fromSys = file("magazineRounds=2\n");
+        final Path fromEnv = file("magazineRounds=3\n");
+        final Properties sys = props("kmem4j.configFile", fromSys.toString());
+        final Map<String, String> env = Map.of("KMEM4J_CONFIG_FILE", fromEnv.toString());
+
+        assertThat(AgentConfig.load("configFile=" + fromArgs, sys, env).allocator.magazineRounds()).isEqualTo(1);
+        assertThat(AgentConfig.load(null, sys, env).allocator.magazineRounds()).isEqualTo(2);
+        assertThat(AgentConfig.load(null, new Properties(), env).allocator.magazineRounds()).isEqualTo(3);
+    }
+
+    @Test
+    void fileKeysMayCarryThePrefixAndUseSizeUnits() throws IOException {
+        final Path f = file("# comment\nkmem4j.chunkSizeBytes=8m\nmaxSizeClassBytes = 32k\nlogLevel=DEBUG\n");
+        final AgentConfig c = AgentConfig.load("configFile=" + f, new Properties(), Map.of());
+        assertThat(c.allocator.chunkSizeBytes()).isEqualTo(8 << 20);
+        assertThat(c.allocator.maxSizeClassBytes()).isEqualTo(32 << 10);
+        assertThat(c.logLevel).isEqualTo("debug");
+        assertThat(c.effective).containsEntry("logLevel", "debug").containsEntry("chunkSizeBytes", "8388608");
+    }
+
+    @Test
+    void missingConfigFileNamesKeyAndPath() {
+        final String missing = tmp.resolve("nope.properties").toString();
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("configFile=" + missing, new Properties(), Map.of()))
+            .withMessageContaining("configFile=" + missing)
+            .withMessageContaining("allowed");
+    }
+
+    @Test
+    void kmem4jDebugSystemPropertyIsNotASetting() {
+        final AgentConfig c = AgentConfig.load(null, props("kmem4j.debug", "true"), Map.of());
+        assertThat(c.effective).doesNotContainKey("debug");
+    }
+
+    @Test
+    void unknownKeyListsKnownKeys() {
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("chunkSize=4m", new Properties(), Map.of()))
+            .withMessageContaining("chunkSize=4m")
+            .withMessageContaining("known: " + ALL_KNOWN);
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load(null, props("kmem4j.bogus", "1"), Map.of()))
+            .withMessageContaining("bogus=1")
+            .withMessageContaining(ALL_KNOWN);
+    }
+
+    @Test
+    void unknownKeyInFileIsRejected() throws IOException {
+        final Path f = file("bogus=1\n");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("configFile=" + f, new Properties(), Map.of()))
+            .withMessageContaining("bogus=1")
+            .withMessageContaining(ALL_KNOWN);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"enabled", "summary"})
+    void invalidBooleanNamesKeyValueAndAllowed(final String key) {
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load(key + "=yes", new Properties(), Map.of()))
+            .withMessage("invalid kmem4j setting " + key + "=yes (allowed: true, false)");
+    }
+
+    @Test
+    void booleansAreCaseInsensitiveAndTrimmed() {
+        final AgentConfig c = AgentConfig.load("enabled=FALSE,summary=True", new Properties(), Map.of());
+        assertThat(c.enabled).isFalse();
+        assertThat(c.summary).isTrue();
+        assertThat(c.effective).containsEntry("enabled", "false").containsEntry("summary", "true");
+        assertThat(AgentConfig.load(null, props("kmem4j.enabled", " false "), Map.of()).enabled).isFalse();
+    }
+
+    @Test
+    void invalidLevelNamesKeyValueAndAllowed() {
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load(null, new Properties(), Map.of("KMEM4J_LOG_LEVEL", "verbose")))
+            .withMessage("invalid kmem4j setting logLevel=verbose (allowed: trace, debug, info, warn, error, off)");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"trace", "debug", "info", "warn", "error", "off", "WARN", "Off"})
+    void validLevels(final String level) {
+        final AgentConfig c = AgentConfig.load("logLevel=" + level, new Properties(), Map.of());
+        assertThat(c.logLevel).isEqualTo(level.toLowerCase(java.util.Locale.ROOT));
+    }
+
+    @Test
+    void invalidNumberNamesKeyValueAndAllowed() {
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("magazineRounds=lots", new Properties(), Map.of()))
+            .withMessageContaining("magazineRounds=lots")
+            .withMessageContaining("allowed: an integer");
+    }
+
+    @Test
+    void allocatorRangeErrorsPassThrough() {
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("chunkSizeBytes=2g", new Properties(), Map.of()))
+            .withMessageContaining("chunkSizeBytes=2147483648")
+            .withMessageContaining("allowed");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("maxSizeClassBytes=1m,chunkSizeBytes=256k", new Properties(),
+                Map.of()))
+            .withMessageContaining("chunkSizeBytes=262144")
+            .withMessageContaining("maxSizeClassBytes=1048576");
+    }
+
+    @Test
+    void effectiveMapReflectsEverySetting() {
+        final AgentConfig c = AgentConfig.load(
+            "enabled=false,summary=true,logLevel=warn,chunkSizeBytes=8m,maxSizeClassBytes=128k,"
+                + "minCapacityBytes=0,magazineRounds=64,depotMagazines=4,retainedEmptyChunks=0,reapIntervalMillis=250",
+            new Properties(), Map.of());
+        assertThat(c.effective).containsExactly(
+            entry("enabled", "false"),
+            entry("summary", "true"),
+            entry("logLevel", "warn"),
+            entry("chunkSizeBytes", "8388608"),
+            entry("maxSizeClassBytes", "131072"),
+            entry("minCapacityBytes", "0"),
+            entry("magazineRounds", "64"),
+            entry("depotMagazines", "4"),
+            entry("retainedEmptyChunks", "0"),
+            entry("reapIntervalMillis", "250"));
+        assertThat(c.allocator.asMap()).isEqualTo(
+            Map.of("chunkSizeBytes", "8388608", "maxSizeClassBytes", "131072", "minCapacityBytes", "0",
+                "magazineRounds", "64", "depotMagazines", "4", "retainedEmptyChunks", "0",
+                "reapIntervalMillis", "250"));
+    }
+}
