@@ -83,7 +83,10 @@ public final class SlabAllocator implements AutoCloseable {
     /** Deferred frees with no live owner; drained by any thread's slow path and by the reaper. */
     final RemoteInbox orphans = new RemoteInbox();
 
+    private static final long ADDRESS_OFFSET = BufferUtil.BYTE_BUFFER_ADDRESS_FIELD_OFFSET;
+
     private final LongAdder fallbacks = new LongAdder();
+    private final LongAdder explicitDoubleFrees = new LongAdder();
     private final LongAdder hookFailures = new LongAdder();
     private final LongAdder trims = new LongAdder();
     private final Thread reaper;
@@ -159,13 +162,40 @@ public final class SlabAllocator implements AutoCloseable {
      * @return the buffer, or {@code null} (counted in {@link AllocatorStats#fallbacks()})
      */
     public ByteBuffer tryAllocate(final int capacity) {
+        return serve(capacity, true);
+    }
+
+    /**
+     * Allocates an <em>explicit</em> buffer: the same shape as {@link #allocate(int)} but with no
+     * cleaner, like Netty's "no cleaner" buffers. GC never frees it: it must be returned with
+     * {@link #free(ByteBuffer)}, which costs no JDK cleaner bookkeeping; this is the fast flavour for
+     * code that frees explicitly (buffer pools). After {@code free} the buffer's address is cleared,
+     * so a second {@code free} is detected and counted, never handed to the pool twice. Requests the
+     * slabs do not serve come from {@code ByteBuffer.allocateDirect} (with a cleaner); {@code free}
+     * releases those too.
+     *
+     * @param capacity bytes, {@code >= 0}
+     * @return a zero-filled direct buffer
+     * @throws IllegalArgumentException when {@code capacity < 0}
+     * @throws OutOfMemoryError when the direct-memory budget is exhausted, as the JDK
+     */
+    public ByteBuffer allocateExplicit(final int capacity) {
+        if (capacity < 0) {
+            throw new IllegalArgumentException("capacity < 0: (" + capacity + " < 0)");
+        }
+        final ByteBuffer b = serve(capacity, false);
+        return b != null ? b : ByteBuffer.allocateDirect(capacity);
+    }
+
+    /** The allocation path of both flavours; {@code null} means "let the JDK allocate". */
+    private ByteBuffer serve(final int capacity, final boolean tracked) {
         if (capacity < minCapacity || capacity > maxCapacity || closed) {
             fallbacks.increment();
             return null;
         }
         final ThreadCache tc = threadCache();
         if (tc.kind != ThreadCache.CACHING || tc.busy) {
-            return tc.busy ? fallback() : allocateShared(tc, capacity);
+            return tc.busy ? fallback() : allocateShared(tc, capacity, tracked);
         }
         final int cls = classes.indexOf(capacity);
         final Magazine m = tc.loaded[cls];
@@ -179,7 +209,7 @@ public final class SlabAllocator implements AutoCloseable {
                 return fallback();
             }
         }
-        return build(tc, cls, address, capacity);
+        return build(tc, cls, address, capacity, tracked);
     }
 
     private ByteBuffer fallback() {
@@ -187,11 +217,12 @@ public final class SlabAllocator implements AutoCloseable {
         return null;
     }
 
-    private ByteBuffer build(final ThreadCache tc, final int cls, final long address, final int capacity) {
+    private ByteBuffer build(final ThreadCache tc, final int cls, final long address, final int capacity,
+                             final boolean tracked) {
         final ByteBuffer b;
         try {
             UnsafeApi.setMemory(address, capacity, (byte) 0);
-            b = JdkInternals.newDirectBuffer(capacity, address, new Release(this, address, capacity));
+            b = JdkInternals.newDirectBuffer(capacity, address, tracked ? new Release(this, address, capacity) : null);
         } catch (final Throwable t) {
             // failure atomicity: the block goes back, no counter moved
             putLocal(tc, cls, address);
@@ -257,7 +288,7 @@ public final class SlabAllocator implements AutoCloseable {
     }
 
     /** Allocation for threads without a private cache (virtual threads): one object under the lock. */
-    private ByteBuffer allocateShared(final ThreadCache tc, final int capacity) {
+    private ByteBuffer allocateShared(final ThreadCache tc, final int capacity, final boolean tracked) {
         final int cls = classes.indexOf(capacity);
         final SlabCache c = caches[cls];
         final long address;
@@ -272,7 +303,7 @@ public final class SlabAllocator implements AutoCloseable {
         final ByteBuffer b;
         try {
             UnsafeApi.setMemory(address, capacity, (byte) 0);
-            b = JdkInternals.newDirectBuffer(capacity, address, new Release(this, address, capacity));
+            b = JdkInternals.newDirectBuffer(capacity, address, tracked ? new Release(this, address, capacity) : null);
         } catch (final Throwable t) {
             deliverOrphan(address);
             return fallback();
@@ -287,14 +318,20 @@ public final class SlabAllocator implements AutoCloseable {
     // ------------------------------------------------------------------------------- free
 
     /**
-     * Releases a buffer at once. For a tracked buffer this runs its JDK cleaner, exactly as
-     * {@code Unsafe.invokeCleaner(buffer)} would; a second release is a no-op. A JDK-allocated root
-     * direct buffer is cleaned the same way (passed to the JDK unchanged).
+     * Releases a buffer at once.
+     * <ul>
+     *   <li>A tracked buffer ({@link #allocate(int)}) or any JDK root direct buffer: its JDK cleaner
+     *       runs, exactly as {@code Unsafe.invokeCleaner(buffer)} would; a second release is a no-op.</li>
+     *   <li>An explicit buffer ({@link #allocateExplicit(int)}): its block returns to the allocator and
+     *       the buffer's address is cleared with one CAS, so a second or racing release is detected,
+     *       counted in {@link AllocatorStats#doubleFrees()} and ignored.</li>
+     * </ul>
+     * Threads: any. A view must not be used after its root was freed (as with the JDK).
      *
      * @param buffer a root direct buffer
      * @throws IllegalArgumentException {@code "duplicate or slice"} for a view, as the JDK;
      *         {@code "not a direct buffer: ..."} for a heap buffer; {@code "not a buffer of this
-     *         allocator and has no cleaner: ..."} for a foreign buffer the JDK would not free
+     *         allocator: ..."} for a foreign buffer that has no cleaner (nothing is changed)
      */
     public void free(final ByteBuffer buffer) {
         Objects.requireNonNull(buffer, "buffer");
@@ -304,10 +341,24 @@ public final class SlabAllocator implements AutoCloseable {
         if (JdkInternals.attachment(buffer) != null) {
             throw new IllegalArgumentException("duplicate or slice");
         }
-        if (JdkInternals.cleaner(buffer) == null) {
-            throw new IllegalArgumentException("not a buffer of this allocator and has no cleaner: " + buffer);
+        if (JdkInternals.cleaner(buffer) != null) {
+            UnsafeApi.invokeCleaner(buffer);
+            return;
         }
-        UnsafeApi.invokeCleaner(buffer);
+        final long address = UnsafeApi.getLongVolatile(buffer, ADDRESS_OFFSET);
+        if (address == 0 && buffer.capacity() > 0) {
+            explicitDoubleFrees.increment(); // already freed: its address was cleared
+            return;
+        }
+        final Chunk c = pages.map.find(address);
+        if (c == null || c.slabs[c.pageOf(address)] == null) {
+            throw new IllegalArgumentException("not a buffer of this allocator: " + buffer);
+        }
+        if (!UnsafeApi.compareAndSetLong(buffer, ADDRESS_OFFSET, address, 0L)) {
+            explicitDoubleFrees.increment(); // a racing free won
+            return;
+        }
+        release(address, buffer.capacity());
     }
 
     /**
@@ -661,7 +712,8 @@ public final class SlabAllocator implements AutoCloseable {
             sum[ThreadCache.ALLOC_BYTES] - sum[ThreadCache.FREE_BYTES], pages.reservedBytes(), fallbacks.sum(),
             sum[ThreadCache.REMOTE_SENT], sum[ThreadCache.REMOTE_ABSORBED], sum[ThreadCache.REMOTE_BATCHES],
             hits, misses, pages.chunkCount(), pages.chunksAllocated(), pages.chunksReleased(), trims.sum(), live,
-            retiredCount, CacheTable.used(), hookFailures.sum(), List.copyOf(cs));
+            retiredCount, CacheTable.used(), hookFailures.sum(),
+            explicitDoubleFrees.sum() + cs.stream().mapToLong(CacheStats::doubleFrees).sum(), List.copyOf(cs));
     }
 
     /**

@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -31,9 +32,33 @@ import org.junit.jupiter.api.Test;
  * configuration by a subclass.
  */
 abstract class BufferContractTestBase {
+    /** Which allocation flavour a subclass tests. */
+    enum Flavour { TRACKED, EXPLICIT }
+
     protected SlabAllocator allocator;
 
     abstract SlabAllocatorConfig config();
+
+    Flavour flavour() {
+        return Flavour.TRACKED;
+    }
+
+    ByteBuffer alloc(final int capacity) {
+        return flavour() == Flavour.TRACKED ? allocator.allocate(capacity) : allocator.allocateExplicit(capacity);
+    }
+
+    /** Releases the way users of the flavour do: invokeCleaner for tracked, free() for explicit. */
+    void release(final ByteBuffer b) {
+        if (flavour() == Flavour.TRACKED) {
+            invokeCleaner(b);
+        } else {
+            allocator.free(b);
+        }
+    }
+
+    void assumeTracked() {
+        Assumptions.assumeTrue(flavour() == Flavour.TRACKED, "tracked flavour only (JDK cleaner)");
+    }
 
     @BeforeEach
     void createAllocator() {
@@ -63,7 +88,7 @@ abstract class BufferContractTestBase {
     @Test
     void shapeMatchesAllocateDirectAroundEveryClassBoundary() {
         for (final int n : sizesAroundEveryClassBoundary()) {
-            final ByteBuffer b = allocator.allocate(n);
+            final ByteBuffer b = alloc(n);
             assertThat(allocator.owns(b)).as("served from slabs: %d", n).isTrue();
             assertThat(b.capacity()).isEqualTo(n);
             assertThat(b.position()).isZero();
@@ -74,32 +99,32 @@ abstract class BufferContractTestBase {
             assertThat(address(b) & 63).as("cache-line aligned").isZero();
             assertThat(firstNot(b, (byte) 0)).as("zero-filled, capacity %d", n).isEqualTo(-1);
             assertThatThrownBy(() -> b.position(0).put(new byte[n + 1])).isInstanceOf(BufferOverflowException.class);
-            invokeCleaner(b);
+            release(b);
         }
     }
 
     @Test
     void c18ZeroFilledAfterRecyclingAtEveryBoundary() {
         for (final int n : sizesAroundEveryClassBoundary()) {
-            final ByteBuffer b = allocator.allocate(n);
+            final ByteBuffer b = alloc(n);
             fill(b, (byte) 0x5A);
             final long a = address(b);
-            invokeCleaner(b);
-            final ByteBuffer again = allocator.allocate(n);
+            release(b);
+            final ByteBuffer again = alloc(n);
             assertThat(address(again)).as("recycled the same block for %d", n).isEqualTo(a);
             assertThat(firstNot(again, (byte) 0)).as("zero-filled after recycling, capacity %d", n).isEqualTo(-1);
-            invokeCleaner(again);
+            release(again);
         }
     }
 
     @Test
     void c19NoStateSurvivesRecycling() {
-        final ByteBuffer b = allocator.allocate(64);
+        final ByteBuffer b = alloc(64);
         b.order(ByteOrder.LITTLE_ENDIAN);
         b.position(10).mark();
         b.putInt(0, 1);
-        invokeCleaner(b);
-        final ByteBuffer b2 = allocator.allocate(64);
+        release(b);
+        final ByteBuffer b2 = alloc(64);
         assertThat(b2.order()).isEqualTo(ByteOrder.BIG_ENDIAN);
         assertThat(b2.position()).isZero();
         assertThat(b2.limit()).isEqualTo(64);
@@ -112,6 +137,7 @@ abstract class BufferContractTestBase {
 
     @Test
     void c7ExplicitFreeOfRootReturnsAtOnceAndViewIsRefused() {
+        assumeTracked();
         final ByteBuffer r = allocator.allocate(1024);
         final long before = allocator.stats().explicitFrees();
         invokeCleaner(r);
@@ -133,6 +159,7 @@ abstract class BufferContractTestBase {
 
     @Test
     void c8LiveViewKeepsItsMemory() {
+        assumeTracked();
         final List<ByteBuffer> views = new ArrayList<>();
         final List<LongBuffer> longViews = new ArrayList<>();
         for (int k = 0; k < 4; k++) {
@@ -176,7 +203,7 @@ abstract class BufferContractTestBase {
             try {
                 for (int i = 0; i < rounds; i++) {
                     barrier.await();
-                    invokeCleaner(current.get());
+                    release(current.get());
                     barrier.await();
                 }
             } catch (final Throwable t) {
@@ -189,7 +216,7 @@ abstract class BufferContractTestBase {
         t2.start();
         final Thread driver = Thread.currentThread();
         for (int i = 0; i < rounds && failure.get() == null; i++) {
-            current.set(allocator.allocate(256));
+            current.set(alloc(256));
             barrier.await();
             barrier.await();
         }
@@ -206,17 +233,18 @@ abstract class BufferContractTestBase {
 
     @Test
     void c10StaleReleaseAfterReuseDoesNotFreeTheNewBuffer() {
-        final ByteBuffer b = allocator.allocate(512);
-        invokeCleaner(b);
-        final ByteBuffer b2 = allocator.allocate(512);
-        assertThat(address(b2)).isEqualTo(address(b));
-        invokeCleaner(b); // stale: the JDK cleaner already ran
+        final ByteBuffer b = alloc(512);
+        final long a = address(b);
+        release(b);
+        final ByteBuffer b2 = alloc(512);
+        assertThat(address(b2)).isEqualTo(a);
+        release(b); // stale: the JDK cleaner already ran (tracked) or the address was cleared (explicit)
         assertThat(allocator.stats().liveBuffers()).isEqualTo(1);
-        final ByteBuffer b3 = allocator.allocate(512);
+        final ByteBuffer b3 = alloc(512);
         assertThat(address(b3)).isNotEqualTo(address(b2));
         assertDistinctLiveBuffers(1000, 500, 520);
-        invokeCleaner(b2);
-        invokeCleaner(b3);
+        release(b2);
+        release(b3);
     }
 
     /** Allocates {@code n} buffers, writes a distinct pattern into each and verifies all. */
@@ -224,18 +252,19 @@ abstract class BufferContractTestBase {
         final SplittableRandom rnd = new SplittableRandom(7);
         final List<ByteBuffer> live = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            final ByteBuffer b = allocator.allocate(rnd.nextInt(minSize, maxSize + 1));
+            final ByteBuffer b = alloc(rnd.nextInt(minSize, maxSize + 1));
             writePattern(b, i);
             live.add(b);
         }
         for (int i = 0; i < n; i++) {
             assertThat(checkPattern(live.get(i), i)).as("buffer %d intact", i).isEqualTo(-1);
         }
-        live.forEach(TestSupport::invokeCleaner);
+        live.forEach(this::release);
     }
 
     @Test
     void gcReleasesDroppedBuffersOnTheReferenceHandlerWithoutBlocking() {
+        assumeTracked();
         for (int i = 0; i < 2000; i++) {
             allocator.allocate(1000 + i % 3000);
         }
@@ -270,6 +299,7 @@ abstract class BufferContractTestBase {
 
     @Test
     void freeRefusesForeignBuffersWithClearMessages() {
+        assumeTracked();
         assertThatThrownBy(() -> allocator.free(ByteBuffer.allocate(16))).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("not a direct buffer");
         final ByteBuffer ours = allocator.allocate(100);
