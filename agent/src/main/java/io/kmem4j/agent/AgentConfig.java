@@ -22,8 +22,10 @@ import io.kmem4j.core.SlabAllocatorConfig;
  *       ({@code chunkSizeBytes} is {@code KMEM4J_CHUNK_SIZE_BYTES})</li>
  *   <li>a properties file named by {@code configFile} (from any source above)</li>
  * </ol>
- * Every key is validated; an unknown key or a bad value throws {@link IllegalArgumentException}
- * naming the key, the value and what is allowed.
+ * Every value is validated; a bad value, or an unknown key in the agent arguments or the file,
+ * throws {@link IllegalArgumentException} naming the key, the value and what is allowed. Only known
+ * keys are read from system properties and the environment; an unknown {@code -Dkmem4j.*} property
+ * is listed in {@link #unknownSystemProperties} for a warning (the prefix is shared with other tools).
  */
 final class AgentConfig {
     /** Keys the agent itself reads; the allocator's keys come from {@link SlabAllocatorConfig}. */
@@ -31,6 +33,9 @@ final class AgentConfig {
     static final String SUMMARY = "summary";
     static final String LOG_LEVEL = "logLevel";
     static final String CONFIG_FILE = "configFile";
+
+    /** {@code kmem4j.*} system properties read elsewhere (debug mode in allocator-core). */
+    private static final java.util.Set<String> NOT_SETTINGS = java.util.Set.of("debug");
 
     private static final Map<String, BiConsumer<SlabAllocatorConfig.Builder, Long>> ALLOCATOR_KEYS = new LinkedHashMap<>();
 
@@ -49,6 +54,11 @@ final class AgentConfig {
     final String logLevel;
     final SlabAllocatorConfig allocator;
     final Map<String, String> effective;
+    /**
+     * {@code -Dkmem4j.*} properties that are not settings. Other tools share the prefix, so these are
+     * reported with one warning instead of failing start-up (agent arguments and the file are strict).
+     */
+    final java.util.List<String> unknownSystemProperties = new java.util.ArrayList<>();
 
     private AgentConfig(final boolean enabled, final boolean summary, final String logLevel,
                         final SlabAllocatorConfig allocator, final Map<String, String> effective) {
@@ -77,14 +87,25 @@ final class AgentConfig {
                 merged.put(key, envValue);
             }
         }
+        final java.util.List<String> known = new java.util.ArrayList<>();
+        knownKeys().forEach(known::add);
+        final java.util.List<String> unknownProperties = new java.util.ArrayList<>();
         for (final String name : sysProps.stringPropertyNames()) {
-            if (name.startsWith("kmem4j.") && !name.equals("kmem4j.debug")) {
-                merged.put(name.substring("kmem4j.".length()), sysProps.getProperty(name));
+            if (!name.startsWith("kmem4j.")) {
+                continue;
+            }
+            final String key = name.substring("kmem4j.".length());
+            if (known.contains(key)) {
+                merged.put(key, sysProps.getProperty(name));
+            } else if (!NOT_SETTINGS.contains(key)) {
+                unknownProperties.add(name);
             }
         }
         merged.putAll(args);
         merged.remove(CONFIG_FILE);
-        return fromMap(merged);
+        final AgentConfig config = fromMap(merged);
+        config.unknownSystemProperties.addAll(unknownProperties);
+        return config;
     }
 
     static AgentConfig fromMap(final Map<String, String> values) {

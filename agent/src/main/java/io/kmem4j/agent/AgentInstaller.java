@@ -64,6 +64,10 @@ final class AgentInstaller {
         AgentLog.configure(config.logLevel);
         final Logger log = AgentLog.get(AgentInstaller.class);
         log.debug("effective configuration: {}", config.effective);
+        if (!config.unknownSystemProperties.isEmpty()) {
+            log.warn("ignoring system properties that are not kmem4j settings: {} (known: {})",
+                config.unknownSystemProperties, String.join(", ", AgentConfig.knownKeys()));
+        }
         if (!config.enabled) {
             log.info("kmem4j is installed but disabled (enabled=false)");
             return;

@@ -246,44 +246,78 @@ public final class SlabAllocator implements AutoCloseable {
         try {
             tc.flushOutgoing();
             absorbRemoteFrees(tc);
-            Magazine m = tc.loaded[cls];
-            if (m.count > 0) {
-                return m.rounds[--m.count];
+            long a = fromMagazines(tc, cls);
+            if (a != 0) {
+                return a;
             }
-            final Magazine p = tc.previous[cls];
-            if (p.count > 0) {
-                tc.loaded[cls] = p;
-                tc.previous[cls] = m;
-                return p.rounds[--p.count];
-            }
-            final SlabCache c = caches[cls];
-            c.lock.lock();
             try {
-                final Magazine full = c.takeFullLocked();
-                if (full != null) {
-                    c.putEmptyLocked(p);
-                    tc.previous[cls] = m;
-                    tc.loaded[cls] = full;
-                    return full.rounds[--full.count];
+                return refill(tc, cls);
+            } catch (final OutOfMemoryError budgetExhausted) {
+                // The JDK's reserve loop already ran GC and waited for cleaners: our GC-driven frees
+                // now sit in inboxes. Take them in, give back what the depots hold, try once more.
+                absorbRemoteFrees(tc);
+                a = fromMagazines(tc, cls);
+                if (a != 0) {
+                    return a;
                 }
-                Slab s = tc.current[cls];
-                if (s == null || s.freeObjects() == 0) {
-                    if (s != null) {
-                        tc.current[cls] = null;
-                        c.unfreezeLocked(s);
-                    }
-                    s = c.freezeSlabLocked(tc);
-                    tc.current[cls] = s;
+                trim();
+                try {
+                    return refill(tc, cls);
+                } catch (final OutOfMemoryError stillExhausted) {
+                    return 0; // the JDK's own path reserves with GC and back-off and throws its own error
                 }
-                s.fill(m, m.rounds.length);
-                return m.rounds[--m.count];
-            } finally {
-                c.lock.unlock();
             }
-        } catch (final OutOfMemoryError e) {
-            return 0; // the JDK's own path reserves with GC and back-off and throws its own error
         } finally {
             tc.busy = false;
+        }
+    }
+
+    private static long fromMagazines(final ThreadCache tc, final int cls) {
+        final Magazine m = tc.loaded[cls];
+        if (m.count > 0) {
+            return m.rounds[--m.count];
+        }
+        final Magazine p = tc.previous[cls];
+        if (p.count > 0) {
+            tc.loaded[cls] = p;
+            tc.previous[cls] = m;
+            return p.rounds[--p.count];
+        }
+        return 0;
+    }
+
+    /**
+     * Both magazines are empty: exchange the previous one for a full one from the depot, else fill
+     * the loaded one from this thread's frozen slab, freezing a new slab when it is used up.
+     *
+     * @throws OutOfMemoryError when a new chunk cannot be reserved
+     */
+    private long refill(final ThreadCache tc, final int cls) {
+        final Magazine m = tc.loaded[cls];
+        final Magazine p = tc.previous[cls];
+        final SlabCache c = caches[cls];
+        c.lock.lock();
+        try {
+            final Magazine full = c.takeFullLocked();
+            if (full != null) {
+                c.putEmptyLocked(p);
+                tc.previous[cls] = m;
+                tc.loaded[cls] = full;
+                return full.rounds[--full.count];
+            }
+            Slab s = tc.current[cls];
+            if (s == null || s.freeObjects() == 0) {
+                if (s != null) {
+                    tc.current[cls] = null;
+                    c.unfreezeLocked(s);
+                }
+                s = c.freezeSlabLocked(tc);
+                tc.current[cls] = s;
+            }
+            s.fill(m, m.rounds.length);
+            return m.rounds[--m.count];
+        } finally {
+            c.lock.unlock();
         }
     }
 

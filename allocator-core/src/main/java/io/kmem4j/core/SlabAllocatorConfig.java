@@ -50,7 +50,10 @@ public final class SlabAllocatorConfig {
         return chunkSizeBytes;
     }
 
-    /** @return the largest size class; larger requests go to the JDK (default 64 KiB). */
+    /**
+     * @return the largest size class, the configured value rounded up to a class; larger requests
+     *         go to the JDK (default 64 KiB)
+     */
     public int maxSizeClassBytes() {
         return maxSizeClassBytes;
     }
@@ -202,10 +205,11 @@ public final class SlabAllocatorConfig {
          *         class must fit in a chunk; {@code minCapacityBytes <= maxSizeClassBytes})
          */
         public SlabAllocatorConfig build() {
+            final SizeClasses classes = new SizeClasses(maxSizeClassBytes);
+            maxSizeClassBytes = classes.largest(); // the effective value: rounded up to a size class
             if (minCapacityBytes > maxSizeClassBytes) {
                 throw invalid("minCapacityBytes", minCapacityBytes, "[0, maxSizeClassBytes=" + maxSizeClassBytes + "]");
             }
-            final SizeClasses classes = new SizeClasses(maxSizeClassBytes);
             final long largestSlab = (long) SizeClasses.slabPages(classes.largest()) * PAGE_SIZE_BYTES;
             if (largestSlab > chunkSizeBytes) {
                 throw invalid("chunkSizeBytes", chunkSizeBytes,

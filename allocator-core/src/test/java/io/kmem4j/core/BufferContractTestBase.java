@@ -202,9 +202,9 @@ abstract class BufferContractTestBase {
         final Runnable releaser = () -> {
             try {
                 for (int i = 0; i < rounds; i++) {
-                    barrier.await();
+                    barrier.await(30, java.util.concurrent.TimeUnit.SECONDS);
                     release(current.get());
-                    barrier.await();
+                    barrier.await(30, java.util.concurrent.TimeUnit.SECONDS);
                 }
             } catch (final Throwable t) {
                 failure.set(t);
@@ -217,8 +217,8 @@ abstract class BufferContractTestBase {
         final Thread driver = Thread.currentThread();
         for (int i = 0; i < rounds && failure.get() == null; i++) {
             current.set(alloc(256));
-            barrier.await();
-            barrier.await();
+            barrier.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            barrier.await(30, java.util.concurrent.TimeUnit.SECONDS);
         }
         t1.join();
         t2.join();

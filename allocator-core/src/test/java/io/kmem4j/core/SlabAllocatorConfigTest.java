@@ -181,7 +181,11 @@ class SlabAllocatorConfigTest {
                 .maxSizeClassBytes(1000).minCapacityBytes(2000).build())
             .withMessageContaining("minCapacityBytes=2000")
             .withMessageContaining("allowed")
-            .withMessageContaining("maxSizeClassBytes=1000");
+            .withMessageContaining("maxSizeClassBytes=1024"); // the effective (rounded) largest class
+        // the configured max is rounded up to a class, and the min is checked against that
+        assertThat(SlabAllocatorConfig.builder().maxSizeClassBytes(1000).build().maxSizeClassBytes()).isEqualTo(1024);
+        assertThat(SlabAllocatorConfig.builder().maxSizeClassBytes(1000).minCapacityBytes(1020).build()
+            .minCapacityBytes()).isEqualTo(1020);
         // equal is fine
         assertThat(SlabAllocatorConfig.builder().maxSizeClassBytes(1000).minCapacityBytes(1000).build()
             .minCapacityBytes()).isEqualTo(1000);
