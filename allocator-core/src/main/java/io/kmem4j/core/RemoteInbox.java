@@ -94,6 +94,13 @@ final class RemoteInbox extends RemoteInboxPad2 {
         }
     }
 
+    /** Calls {@code action} for every waiting free without taking them (quiescent use only). */
+    void forEach(final java.util.function.LongConsumer action) {
+        for (long a = head; a != 0 && a != CLOSED; a = next(a)) {
+            action.accept(a);
+        }
+    }
+
     /** Closes the inbox. @return the chain it held (0 when none). */
     long close() {
         final long h = (long) HEAD.getAndSet(this, CLOSED);

@@ -672,6 +672,69 @@ public final class SlabAllocator implements AutoCloseable {
         return c.slabs[c.head[c.pageOf(address)]];
     }
 
+    // ------------------------------------------------------------------------------- invariants
+
+    /**
+     * Verifies the allocator's accounting equations (the debug-mode check; mimalloc style):
+     * <pre>
+     *   per slab:  objects == inuse + free_in_bitmap
+     *   per cache: sum(inuse) == live buffers + in magazines + in depot + in remote batches and inboxes
+     * </pre>
+     * Only meaningful when no other thread is using the allocator (tests call it after joining their
+     * threads).
+     *
+     * @throws IllegalStateException naming the slab or cache and the figures that disagree
+     */
+    void checkInvariants() {
+        final AllocatorStats s = stats();
+        final long[] held = new long[caches.length];
+        final Chunk[] hint = new Chunk[1];
+        final java.util.function.LongConsumer countPending = a -> held[slabOf(a, hint).cache.classIndex]++;
+        for (final ThreadCache tc : byId) {
+            if (tc == null) {
+                continue;
+            }
+            if (tc.kind == ThreadCache.CACHING) {
+                for (int c = 0; c < caches.length; c++) {
+                    held[c] += tc.loaded[c].count + tc.previous[c].count;
+                }
+            }
+            tc.forEachPending(countPending);
+            tc.inbox.forEach(countPending);
+        }
+        orphans.forEach(countPending);
+        final long[] inuse = new long[caches.length];
+        for (final Chunk chunk : pages.map.chunks()) {
+            for (int p = 0; p < chunk.pages; p++) {
+                final Slab slab = chunk.slabs[p];
+                if (slab == null || slab.headPage != p) {
+                    continue;
+                }
+                int free = 0;
+                for (final long w : slab.free) {
+                    free += Long.bitCount(w);
+                }
+                if (slab.inuse() + free != slab.objects) {
+                    throw new IllegalStateException("slab invariant broken: " + slab + " free_in_bitmap=" + free);
+                }
+                inuse[slab.cache.classIndex] += slab.inuse();
+            }
+        }
+        for (final SlabCache c : caches) {
+            c.lock.lock();
+            try {
+                held[c.classIndex] += c.heldObjectsLocked();
+            } finally {
+                c.lock.unlock();
+            }
+            final long live = s.caches().get(c.classIndex).activeObjects();
+            if (inuse[c.classIndex] != live + held[c.classIndex]) {
+                throw new IllegalStateException("cache invariant broken: " + c.name + " inuse=" + inuse[c.classIndex]
+                    + " live=" + live + " held=" + held[c.classIndex]);
+            }
+        }
+    }
+
     // ------------------------------------------------------------------------------- trim, stats
 
     /**

@@ -254,6 +254,11 @@ final class SlabCache {
         return n;
     }
 
+    /** @return objects held by the cache itself: depot and shared magazine (lock held). */
+    long heldObjectsLocked() {
+        return depotObjectsLocked() + (shared == null ? 0 : shared.count);
+    }
+
     int partialSlabsLocked() {
         return partial.size();
     }

@@ -150,6 +150,17 @@ final class ThreadCache {
         return n;
     }
 
+    /** Calls {@code action} for every free waiting in an outgoing batch (quiescent use only). */
+    void forEachPending(final java.util.function.LongConsumer action) {
+        for (int s = 0; s < OUT_SLOTS; s++) {
+            long a = outHead[s];
+            for (int i = 0; i < outCount[s]; i++) {
+                action.accept(a);
+                a = RemoteInbox.next(a);
+            }
+        }
+    }
+
     private void flushSlot(final int s) {
         count(REMOTE_BATCHES, 1);
         allocator.deliver(outOwner[s], outHead[s], outTail[s]);

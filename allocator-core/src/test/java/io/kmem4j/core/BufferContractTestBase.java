@@ -66,8 +66,12 @@ abstract class BufferContractTestBase {
     }
 
     @AfterEach
-    void closeAllocator() {
-        allocator.close();
+    void checkAndClose() {
+        try {
+            allocator.checkInvariants();
+        } finally {
+            allocator.close();
+        }
     }
 
     private List<Integer> sizesAroundEveryClassBoundary() {

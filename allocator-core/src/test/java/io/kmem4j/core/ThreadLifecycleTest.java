@@ -53,6 +53,7 @@ class ThreadLifecycleTest {
     /** After all threads that touched the allocator ended: adopt their caches, trim, expect nothing held. */
     private void assertEverythingReturns() {
         allocator.reap();
+        allocator.checkInvariants();
         allocator.trim();
         final AllocatorStats s = allocator.stats();
         assertThat(s.liveBuffers()).isZero();
@@ -192,5 +193,6 @@ class ThreadLifecycleTest {
         assertThat(s.frees()).isEqualTo(10_000);
         assertThat(s.threadCaches()).as("one cache per worker thread, not per task")
             .isLessThanOrEqualTo(parallelism + 1);
+        allocator.checkInvariants();
     }
 }
