@@ -65,6 +65,9 @@ final class Slab implements Comparable<Slab> {
      * @return objects moved
      */
     int fill(final Magazine m, final int max) {
+        if (SlabAllocator.DEBUG) {
+            check();
+        }
         final int k = Math.min(max, Math.min(freeObjects(), m.rounds.length - m.count));
         int slot = m.count + k - 1;
         int taken = 0;
@@ -97,6 +100,21 @@ final class Slab implements Comparable<Slab> {
         free[index >>> 6] |= bit;
         counters(Counters.withInuse(counters(), inuse() - 1));
         return true;
+    }
+
+    /**
+     * Debug check of {@code objects == inuse + free_in_bitmap}.
+     *
+     * @throws IllegalStateException naming the slab and the figures
+     */
+    void check() {
+        int free = 0;
+        for (final long w : this.free) {
+            free += Long.bitCount(w);
+        }
+        if (inuse() + free != objects) {
+            throw new IllegalStateException("slab invariant broken: " + this + " free_in_bitmap=" + free);
+        }
     }
 
     @Override

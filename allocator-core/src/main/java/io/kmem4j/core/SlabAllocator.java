@@ -60,6 +60,14 @@ import org.agrona.UnsafeApi;
  */
 public final class SlabAllocator implements AutoCloseable {
     private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
+    /**
+     * Debug mode, {@code -Dkmem4j.debug=true}, read once so the JIT folds the checks away when off:
+     * freed memory is poisoned with {@link #POISON}, every slab's equation
+     * {@code objects == inuse + free_in_bitmap} is checked on the slow paths, and a free of an
+     * address already waiting in the freeing thread's magazines is refused and counted.
+     */
+    static final boolean DEBUG = Boolean.getBoolean("kmem4j.debug");
+    static final byte POISON = (byte) 0xDB;
 
     final SlabAllocatorConfig config;
     final SizeClasses classes;
@@ -422,6 +430,13 @@ public final class SlabAllocator implements AutoCloseable {
             final int cls = CacheTable.get(Counters.cacheId(c.counters[head])).classIndex;
             tc.count(ThreadCache.classBase(cls) + ThreadCache.FREES, 1);
             final int owner = c.ownerAcquire(head);
+            if (DEBUG) {
+                if (tc.kind == ThreadCache.CACHING && inMagazines(tc, cls, address)) {
+                    explicitDoubleFrees.increment();
+                    return;
+                }
+                UnsafeApi.setMemory(address, capacity, POISON);
+            }
             if (tc.kind != ThreadCache.CACHING || tc.busy) {
                 if (owner != 0) {
                     tc.sendRemote(owner, address);
@@ -443,6 +458,17 @@ public final class SlabAllocator implements AutoCloseable {
         } catch (final Throwable t) {
             hookFailures.increment(); // the block stays taken; a throwing cleaner would exit the JVM
         }
+    }
+
+    private static boolean inMagazines(final ThreadCache tc, final int cls, final long address) {
+        for (final Magazine m : new Magazine[] {tc.loaded[cls], tc.previous[cls]}) {
+            for (int i = 0; i < m.count; i++) {
+                if (m.rounds[i] == address) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** Local free when the loaded magazine is full: swap with previous or exchange with the depot. */
@@ -710,13 +736,7 @@ public final class SlabAllocator implements AutoCloseable {
                 if (slab == null || slab.headPage != p) {
                     continue;
                 }
-                int free = 0;
-                for (final long w : slab.free) {
-                    free += Long.bitCount(w);
-                }
-                if (slab.inuse() + free != slab.objects) {
-                    throw new IllegalStateException("slab invariant broken: " + slab + " free_in_bitmap=" + free);
-                }
+                slab.check();
                 inuse[slab.cache.classIndex] += slab.inuse();
             }
         }

@@ -117,6 +117,9 @@ final class SlabCache {
 
     /** Unfreezes {@code s} (the owner gives it up): it joins the partial list or is emptied. */
     void unfreezeLocked(final Slab s) {
+        if (SlabAllocator.DEBUG) {
+            s.check();
+        }
         s.chunk.ownerRelease(s.headPage, 0);
         s.counters(Counters.withFrozen(s.counters(), false));
         final int inuse = s.inuse();
