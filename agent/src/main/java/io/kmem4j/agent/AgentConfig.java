@@ -34,8 +34,8 @@ final class AgentConfig {
     static final String LOG_LEVEL = "logLevel";
     static final String CONFIG_FILE = "configFile";
 
-    /** {@code kmem4j.*} system properties read elsewhere (debug mode in allocator-core). */
-    private static final java.util.Set<String> NOT_SETTINGS = java.util.Set.of("debug");
+    /** {@code kmem4j.*} system properties read elsewhere (debug mode and the unsupported-JDK test switch). */
+    private static final java.util.Set<String> NOT_SETTINGS = java.util.Set.of("debug", "simulateUnsupportedJdk");
 
     private static final Map<String, BiConsumer<SlabAllocatorConfig.Builder, Long>> ALLOCATOR_KEYS = new LinkedHashMap<>();
 

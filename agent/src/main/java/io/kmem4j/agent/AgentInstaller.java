@@ -14,6 +14,7 @@ import javax.management.ObjectName;
 import io.kmem4j.agent.jmx.AllocatorView;
 import io.kmem4j.core.AllocatorStats;
 import io.kmem4j.core.SlabAllocator;
+import io.kmem4j.core.UnsupportedJdkException;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.matcher.ElementMatchers;
@@ -41,6 +42,8 @@ final class AgentInstaller {
     static void installSafely(final String args, final Instrumentation inst, final boolean dynamic) {
         try {
             install(args, inst, dynamic);
+        } catch (final UnsupportedJdkException e) {
+            warn("interception is off, the application runs on the JDK's allocator: " + e.getMessage());
         } catch (final Throwable t) {
             try {
                 AgentLog.get(AgentInstaller.class).error("kmem4j is disabled, the application runs on the JDK's"
@@ -48,6 +51,14 @@ final class AgentInstaller {
             } catch (final Throwable ignored) {
                 System.err.println("[kmem4j] ERROR kmem4j is disabled: " + t);
             }
+        }
+    }
+
+    private static void warn(final String message) {
+        try {
+            AgentLog.get(AgentInstaller.class).warn(message);
+        } catch (final Throwable ignored) {
+            System.err.println("[kmem4j] WARN " + message);
         }
     }
 
@@ -84,8 +95,8 @@ final class AgentInstaller {
             allocator.close();
             throw t;
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> shutdown(bridge, interceptor, allocator, config),
-            "kmem4j-shutdown"));
+        Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown",
+            () -> shutdown(bridge, interceptor, allocator, config)));
         startJmx(allocator, config.effective, interceptor);
         log.info("kmem4j {} serving ByteBuffer.allocateDirect for capacities {}..{} bytes ({}){}",
             AgentInstaller.class.getPackage().getImplementationVersion(), config.allocator.minCapacityBytes(),
@@ -132,7 +143,7 @@ final class AgentInstaller {
 
     private static void startJmx(final SlabAllocator allocator, final Map<String, String> config,
                                  final Interceptor interceptor) {
-        final Thread t = new Thread(() -> {
+        final Thread t = new AgentThread("kmem4j-jmx", () -> {
             try {
                 final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
                 final AllocatorView view = new AllocatorView(allocator, config, interceptor::failures);
@@ -150,8 +161,7 @@ final class AgentInstaller {
                 AgentLog.get(AgentInstaller.class).warn("JMX registration failed, statistics are not visible"
                     + " over JMX: {}", e.toString());
             }
-        }, "kmem4j-jmx");
-        t.setDaemon(true);
+        });
         t.start();
     }
 

@@ -29,6 +29,9 @@ final class Interceptor implements IntFunction<ByteBuffer> {
 
     @Override
     public ByteBuffer apply(final int capacity) {
+        if (Thread.currentThread() instanceof AgentThread) {
+            return null; // the agent's own allocations go to the JDK
+        }
         try {
             return allocator.tryAllocate(capacity);
         } catch (final Throwable t) {

@@ -35,6 +35,9 @@ import java.nio.ByteBuffer;
  * {@link SlabAllocator}'s constructor refuses to start.
  */
 final class JdkInternals {
+    /** Test switch: behave as on a JDK whose internals do not match (JDK 26), to test the fallback. */
+    static final String SIMULATE_UNSUPPORTED_JDK = "kmem4j.simulateUnsupportedJdk";
+    private static final String UNSUPPORTED_PREFIX = "this JDK's java.nio internals do not match kmem4j's needs (";
     private static final MethodHandle NEW_BUFFER;      // (int cap, long addr, Runnable hook) ByteBuffer
     private static final MethodHandle CLEANER;         // (ByteBuffer) Object
     private static final MethodHandle ATTACHMENT;      // (ByteBuffer) Object
@@ -48,6 +51,10 @@ final class JdkInternals {
         Class<?> dbb = null;
         String failure = null;
         try {
+            if (Boolean.getBoolean(SIMULATE_UNSUPPORTED_JDK)) {
+                throw new NoSuchMethodException("DirectByteBuffer's mapped-buffer constructor (missing on purpose: -D"
+                    + SIMULATE_UNSUPPORTED_JDK + "=true)");
+            }
             dbb = Class.forName("java.nio.DirectByteBuffer");
             final MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(dbb, MethodHandles.lookup());
             Constructor<?> mapped = null;
@@ -79,7 +86,7 @@ final class JdkInternals {
             reserve = bitsLookup.findStatic(bits, "reserveMemory", reserveType);
             unreserve = bitsLookup.findStatic(bits, "unreserveMemory", reserveType);
         } catch (final Throwable t) {
-            failure = "this JDK's java.nio internals do not match kmem4j's needs (" + t
+            failure = UNSUPPORTED_PREFIX + t
                 + "); java.nio must be open to kmem4j (--add-opens java.base/java.nio=ALL-UNNAMED when used"
                 + " without the agent)";
         }

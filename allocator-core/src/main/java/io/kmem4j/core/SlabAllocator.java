@@ -104,13 +104,13 @@ public final class SlabAllocator implements AutoCloseable {
      * Creates an allocator and starts its reaper thread.
      *
      * @param config the configuration
-     * @throws IllegalStateException when this JDK's {@code java.nio} internals are unusable (message
+     * @throws UnsupportedJdkException when this JDK's {@code java.nio} internals are unusable (message
      *         says which and how to open them), e.g. on JDK 26
      */
     public SlabAllocator(final SlabAllocatorConfig config) {
         final String failure = JdkInternals.failure();
         if (failure != null) {
-            throw new IllegalStateException(failure);
+            throw new UnsupportedJdkException(failure);
         }
         this.config = Objects.requireNonNull(config, "config");
         this.classes = new SizeClasses(config.maxSizeClassBytes());
