@@ -33,6 +33,7 @@ final class AgentConfig {
     static final String SUMMARY = "summary";
     static final String LOG_LEVEL = "logLevel";
     static final String CONFIG_FILE = "configFile";
+    static final String ZERO_ON_FREE = "zeroOnFree";
 
     /** {@code kmem4j.*} system properties read elsewhere (debug mode and the unsupported-JDK test switch). */
     private static final java.util.Set<String> NOT_SETTINGS = java.util.Set.of("debug", "simulateUnsupportedJdk");
@@ -126,6 +127,9 @@ final class AgentConfig {
                 case LOG_LEVEL:
                     logLevel = parseLevel(key, value);
                     break;
+                case ZERO_ON_FREE:
+                    b.zeroOnFree(parseBoolean(key, value));
+                    break;
                 default:
                     final BiConsumer<SlabAllocatorConfig.Builder, Long> setter = ALLOCATOR_KEYS.get(key);
                     if (setter == null) {
@@ -147,6 +151,7 @@ final class AgentConfig {
     static Iterable<String> knownKeys() {
         final java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of(ENABLED, SUMMARY, LOG_LEVEL, CONFIG_FILE));
         keys.addAll(ALLOCATOR_KEYS.keySet());
+        keys.add(ZERO_ON_FREE);
         return keys;
     }
 

@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class AgentConfigTest {
     private static final String ALL_KNOWN = "enabled, summary, logLevel, configFile, chunkSizeBytes, "
         + "maxSizeClassBytes, minCapacityBytes, magazineRounds, depotMagazines, retainedEmptyChunks, "
-        + "reapIntervalMillis";
+        + "reapIntervalMillis, zeroOnFree";
 
     @TempDir
     Path tmp;
@@ -114,7 +114,8 @@ class AgentConfigTest {
             entry("magazineRounds", "32"),
             entry("depotMagazines", "16"),
             entry("retainedEmptyChunks", "1"),
-            entry("reapIntervalMillis", "1000"));
+            entry("reapIntervalMillis", "1000"),
+            entry("zeroOnFree", "false"));
         assertThatThrownBy(() -> c.effective.put("x", "y")).isInstanceOf(UnsupportedOperationException.class);
     }
 
@@ -281,7 +282,8 @@ class AgentConfigTest {
     void effectiveMapReflectsEverySetting() {
         final AgentConfig c = AgentConfig.load(
             "enabled=false,summary=true,logLevel=warn,chunkSizeBytes=8m,maxSizeClassBytes=128k,"
-                + "minCapacityBytes=0,magazineRounds=64,depotMagazines=4,retainedEmptyChunks=0,reapIntervalMillis=250",
+                + "minCapacityBytes=0,magazineRounds=64,depotMagazines=4,retainedEmptyChunks=0,reapIntervalMillis=250,"
+                + "zeroOnFree=true",
             new Properties(), Map.of());
         assertThat(c.effective).containsExactly(
             entry("enabled", "false"),
@@ -293,10 +295,11 @@ class AgentConfigTest {
             entry("magazineRounds", "64"),
             entry("depotMagazines", "4"),
             entry("retainedEmptyChunks", "0"),
-            entry("reapIntervalMillis", "250"));
+            entry("reapIntervalMillis", "250"),
+            entry("zeroOnFree", "true"));
         assertThat(c.allocator.asMap()).isEqualTo(
             Map.of("chunkSizeBytes", "8388608", "maxSizeClassBytes", "131072", "minCapacityBytes", "0",
                 "magazineRounds", "64", "depotMagazines", "4", "retainedEmptyChunks", "0",
-                "reapIntervalMillis", "250"));
+                "reapIntervalMillis", "250", "zeroOnFree", "true"));
     }
 }

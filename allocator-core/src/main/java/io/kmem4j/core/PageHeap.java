@@ -2,6 +2,8 @@ package io.kmem4j.core;
 
 import java.util.concurrent.locks.ReentrantLock;
 
+import org.agrona.UnsafeApi;
+
 /**
  * Hands out runs of pages for slabs from the allocator's chunks and grows or shrinks the set of
  * chunks.
@@ -20,7 +22,10 @@ final class PageHeap {
     private long chunksAllocated;
     private long chunksReleased;
 
-    PageHeap(final int chunkBytes, final int retainedEmptyChunks) {
+    private final boolean zeroChunks;
+
+    PageHeap(final int chunkBytes, final int retainedEmptyChunks, final boolean zeroChunks) {
+        this.zeroChunks = zeroChunks;
         this.chunkBytes = chunkBytes;
         this.retainedEmptyChunks = retainedEmptyChunks;
         this.map = new ChunkMap(chunkBytes);
@@ -61,6 +66,9 @@ final class PageHeap {
                 return; // someone else grew (or shrank) meanwhile: look again
             }
             final Chunk c = Chunk.allocate(chunkBytes);
+            if (zeroChunks) {
+                UnsafeApi.setMemory(c.base, c.size, (byte) 0); // objects start all-zero when frees zero
+            }
             map.add(c);
             final Chunk[] next = java.util.Arrays.copyOf(seen, seen.length + 1);
             next[seen.length] = c;

@@ -51,6 +51,16 @@ final class RemoteInbox extends RemoteInboxPad2 {
         return UnsafeApi.getLong(object);
     }
 
+    /**
+     * Takes {@code object} off a chain: returns the next object and zeroes the link word, so the
+     * object is all zeros again when frees zero on release.
+     */
+    static long unlink(final long object) {
+        final long next = UnsafeApi.getLong(object);
+        UnsafeApi.putLong(object, 0L);
+        return next;
+    }
+
     /** Links {@code object} in front of {@code chain}; returns the new chain head. */
     static long link(final long object, final long chain) {
         UnsafeApi.putLong(object, chain);

@@ -75,6 +75,8 @@ public final class SlabAllocator implements AutoCloseable {
     private final SlabCache[] caches;
     private final int minCapacity;
     private final int maxCapacity;
+    /** Zero on release (objects wait all-zero) instead of on allocation; never in debug mode. */
+    private final boolean zeroOnFree;
 
     private final ThreadLocal<ThreadCache> local = new ThreadLocal<>();
     private final Map<Thread, ThreadCache> byThread = new ConcurrentHashMap<>();
@@ -114,11 +116,12 @@ public final class SlabAllocator implements AutoCloseable {
         }
         this.config = Objects.requireNonNull(config, "config");
         this.classes = new SizeClasses(config.maxSizeClassBytes());
-        this.pages = new PageHeap(config.chunkSizeBytes(), config.retainedEmptyChunks());
         this.caches = new SlabCache[classes.count()];
         for (int c = 0; c < caches.length; c++) {
             caches[c] = new SlabCache(this, c, classes.size(c));
         }
+        this.zeroOnFree = config.zeroOnFree() && !DEBUG;
+        this.pages = new PageHeap(config.chunkSizeBytes(), config.retainedEmptyChunks(), zeroOnFree);
         this.minCapacity = config.minCapacityBytes();
         this.maxCapacity = classes.largest();
         this.retired = new long[ThreadCache.SCALARS + classes.count() * ThreadCache.CLASS_STRIDE];
@@ -229,7 +232,9 @@ public final class SlabAllocator implements AutoCloseable {
                              final boolean tracked) {
         final ByteBuffer b;
         try {
-            UnsafeApi.setMemory(address, capacity, (byte) 0);
+            if (!zeroOnFree) {
+                UnsafeApi.setMemory(address, capacity, (byte) 0);
+            }
             b = JdkInternals.newDirectBuffer(capacity, address, tracked ? new Release(this, address, capacity) : null);
         } catch (final Throwable t) {
             // failure atomicity: the block goes back, no counter moved
@@ -344,7 +349,9 @@ public final class SlabAllocator implements AutoCloseable {
         }
         final ByteBuffer b;
         try {
-            UnsafeApi.setMemory(address, capacity, (byte) 0);
+            if (!zeroOnFree) {
+                UnsafeApi.setMemory(address, capacity, (byte) 0);
+            }
             b = JdkInternals.newDirectBuffer(capacity, address, tracked ? new Release(this, address, capacity) : null);
         } catch (final Throwable t) {
             deliverOrphan(address);
@@ -437,6 +444,9 @@ public final class SlabAllocator implements AutoCloseable {
                 }
                 UnsafeApi.setMemory(address, capacity, POISON);
             }
+            if (zeroOnFree) {
+                UnsafeApi.setMemory(address, capacity, (byte) 0); // while the memory is hot in this core's cache
+            }
             if (tc.kind != ThreadCache.CACHING || tc.busy) {
                 if (owner != 0) {
                     tc.sendRemote(owner, address);
@@ -528,7 +538,7 @@ public final class SlabAllocator implements AutoCloseable {
     private void absorb(final ThreadCache tc, final long chain) {
         long n = 0;
         for (long a = chain; a != 0; ) {
-            final long next = RemoteInbox.next(a);
+            final long next = RemoteInbox.unlink(a);
             final Chunk c = pages.map.find(a);
             final int cls = CacheTable.get(Counters.cacheId(c.counters[c.head[c.pageOf(a)]])).classIndex;
             putLocal(tc, cls, a);
@@ -674,7 +684,7 @@ public final class SlabAllocator implements AutoCloseable {
         long n = 0;
         final Chunk[] hint = new Chunk[1];
         for (long a = chain; a != 0; ) {
-            final long next = RemoteInbox.next(a);
+            final long next = RemoteInbox.unlink(a);
             final Slab s = slabOf(a, hint);
             s.cache.lock.lock();
             try {

@@ -24,8 +24,10 @@ public final class SlabAllocatorConfig {
     private final int depotMagazines;
     private final int retainedEmptyChunks;
     private final long reapIntervalMillis;
+    private final boolean zeroOnFree;
 
     private SlabAllocatorConfig(final Builder b) {
+        this.zeroOnFree = b.zeroOnFree;
         this.chunkSizeBytes = b.chunkSizeBytes;
         this.maxSizeClassBytes = b.maxSizeClassBytes;
         this.minCapacityBytes = b.minCapacityBytes;
@@ -83,6 +85,15 @@ public final class SlabAllocatorConfig {
         return reapIntervalMillis;
     }
 
+    /**
+     * @return true when memory is zeroed as it is released (on the releasing thread, while hot in its
+     *         cache) so allocation skips zeroing; false (default) zeroes on allocation. Buffers are
+     *         all zeros either way.
+     */
+    public boolean zeroOnFree() {
+        return zeroOnFree;
+    }
+
     /** @return the effective settings by key, in a stable order (for logs and JMX). */
     public Map<String, String> asMap() {
         final Map<String, String> m = new LinkedHashMap<>();
@@ -93,6 +104,7 @@ public final class SlabAllocatorConfig {
         m.put("depotMagazines", Integer.toString(depotMagazines));
         m.put("retainedEmptyChunks", Integer.toString(retainedEmptyChunks));
         m.put("reapIntervalMillis", Long.toString(reapIntervalMillis));
+        m.put("zeroOnFree", Boolean.toString(zeroOnFree));
         return m;
     }
 
@@ -122,8 +134,18 @@ public final class SlabAllocatorConfig {
         private int depotMagazines = 16;
         private int retainedEmptyChunks = 1;
         private long reapIntervalMillis = 1000;
+        private boolean zeroOnFree;
 
         private Builder() {
+        }
+
+        /**
+         * @param onFree true to zero memory when it is released instead of when it is allocated
+         * @return this builder
+         */
+        public Builder zeroOnFree(final boolean onFree) {
+            this.zeroOnFree = onFree;
+            return this;
         }
 
         /**

@@ -27,7 +27,7 @@ class SlabAllocatorConfigTest {
     }
 
     @Test
-    void asMapHasAllSevenKeysInOrder() {
+    void asMapHasAllKeysInOrder() {
         assertThat(SlabAllocatorConfig.defaults().asMap()).containsExactly(
             org.assertj.core.api.Assertions.entry("chunkSizeBytes", "4194304"),
             org.assertj.core.api.Assertions.entry("maxSizeClassBytes", "65536"),
@@ -35,7 +35,8 @@ class SlabAllocatorConfigTest {
             org.assertj.core.api.Assertions.entry("magazineRounds", "32"),
             org.assertj.core.api.Assertions.entry("depotMagazines", "16"),
             org.assertj.core.api.Assertions.entry("retainedEmptyChunks", "1"),
-            org.assertj.core.api.Assertions.entry("reapIntervalMillis", "1000"));
+            org.assertj.core.api.Assertions.entry("reapIntervalMillis", "1000"),
+            org.assertj.core.api.Assertions.entry("zeroOnFree", "false"));
         assertThat(SlabAllocatorConfig.defaults().toString()).startsWith("SlabAllocatorConfig{chunkSizeBytes=4194304");
     }
 
@@ -49,6 +50,7 @@ class SlabAllocatorConfigTest {
             .depotMagazines(0)
             .retainedEmptyChunks(65536)
             .reapIntervalMillis(10)
+            .zeroOnFree(true)
             .build();
         assertThat(c.chunkSizeBytes()).isEqualTo(8 << 20);
         assertThat(c.maxSizeClassBytes()).isEqualTo(1 << 20);
@@ -57,8 +59,10 @@ class SlabAllocatorConfigTest {
         assertThat(c.depotMagazines()).isZero();
         assertThat(c.retainedEmptyChunks()).isEqualTo(65536);
         assertThat(c.reapIntervalMillis()).isEqualTo(10L);
+        assertThat(c.zeroOnFree()).isTrue();
         assertThat(c.asMap()).containsOnlyKeys("chunkSizeBytes", "maxSizeClassBytes", "minCapacityBytes",
-                "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis")
+                "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "zeroOnFree")
+            .containsEntry("zeroOnFree", "true")
             .containsEntry("chunkSizeBytes", "8388608")
             .containsEntry("maxSizeClassBytes", "1048576")
             .containsEntry("minCapacityBytes", "0")
