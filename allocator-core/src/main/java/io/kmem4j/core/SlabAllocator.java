@@ -395,7 +395,7 @@ public final class SlabAllocator implements AutoCloseable {
             return;
         }
         final long address = UnsafeApi.getLongVolatile(buffer, ADDRESS_OFFSET);
-        if (address == 0 && buffer.capacity() > 0) {
+        if (address == 0) {
             explicitDoubleFrees.increment(); // already freed: its address was cleared
             return;
         }
@@ -844,8 +844,10 @@ public final class SlabAllocator implements AutoCloseable {
     }
 
     /**
-     * Stops serving new buffers (later requests fall back to the JDK), stops the reaper and trims.
-     * Buffers already handed out stay valid and are still released normally. Idempotent.
+     * Stops serving new buffers (later requests fall back to the JDK), stops the reaper, adopts the
+     * caches of ended threads and trims. Caches left with no slab give their cache ids back; buffers
+     * already handed out stay valid and are still released normally (their caches keep their ids).
+     * Idempotent.
      */
     @Override
     public void close() {
@@ -854,6 +856,10 @@ public final class SlabAllocator implements AutoCloseable {
         }
         closed = true;
         reaper.interrupt();
+        reap();
         trim();
+        for (final SlabCache c : caches) {
+            c.retireIfEmpty();
+        }
     }
 }
