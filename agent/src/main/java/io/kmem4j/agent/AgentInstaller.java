@@ -15,9 +15,6 @@ import io.kmem4j.agent.jmx.AllocatorView;
 import io.kmem4j.core.AllocatorStats;
 import io.kmem4j.core.SlabAllocator;
 import io.kmem4j.core.UnsupportedJdkException;
-import net.bytebuddy.agent.builder.AgentBuilder;
-import net.bytebuddy.asm.Advice;
-import net.bytebuddy.matcher.ElementMatchers;
 import org.slf4j.Logger;
 
 /**
@@ -33,13 +30,21 @@ import org.slf4j.Logger;
  *   <li>register the MXBean (on a daemon thread) and a shutdown hook that detaches the allocator.</li>
  * </ol>
  */
-final class AgentInstaller {
+public final class AgentInstaller {
     static final String MBEAN_NAME = "kmem4j:type=Allocator";
 
     private AgentInstaller() {
     }
 
-    static void installSafely(final String args, final Instrumentation inst, final boolean dynamic) {
+    /**
+     * Installs kmem4j; never throws. Called reflectively by {@link Kmem4jAgent} through the agent's
+     * private class loader.
+     *
+     * @param args    agent arguments ({@code key=value,...}), may be null
+     * @param inst    the JVM's instrumentation
+     * @param dynamic true for a dynamic attach
+     */
+    public static void installSafely(final String args, final Instrumentation inst, final boolean dynamic) {
         try {
             install(args, inst, dynamic);
         } catch (final UnsupportedJdkException e) {
@@ -63,6 +68,7 @@ final class AgentInstaller {
     }
 
     private static void install(final String args, final Instrumentation inst, final boolean dynamic) throws Exception {
+        final long t0 = System.nanoTime();
         // ByteBuddy must not touch sun.misc.Unsafe on JDK 25 (the property name is relocated with ByteBuddy)
         System.setProperty("net.bytebuddy.safe", "true");
         final AgentConfig config;
@@ -83,13 +89,21 @@ final class AgentInstaller {
             log.info("kmem4j is installed but disabled (enabled=false)");
             return;
         }
+        final long t1 = System.nanoTime();
         openJavaBase(inst);
+        final Field bridge = BootstrapBridge.allocatorField();
+        if (bridge.get(null) != null) {
+            log.info("kmem4j is already serving ByteBuffer.allocateDirect in this JVM; this {} changes nothing",
+                dynamic ? "attach" : "agent");
+            return;
+        }
+        final long t2 = System.nanoTime();
         final SlabAllocator allocator = new SlabAllocator(config.allocator);
         final Interceptor interceptor = new Interceptor(allocator);
-        final Field bridge = BootstrapBridge.allocatorField();
         bridge.set(null, interceptor);
+        final long t3 = System.nanoTime();
         try {
-            instrument(inst, bridge);
+            ByteBufferTransformer.install(inst, bridge);
         } catch (final Throwable t) {
             bridge.set(null, null);
             allocator.close();
@@ -98,9 +112,26 @@ final class AgentInstaller {
         Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown",
             () -> shutdown(bridge, interceptor, allocator, config)));
         startJmx(allocator, config.effective, interceptor);
+        final long t4 = System.nanoTime();
+        log.debug("installed in {} ms: configuration and logging {} ms, java.base access and bridge {} ms,"
+                + " allocator {} ms, ByteBuffer retransformation {} ms", (t4 - t0) / 1_000_000, (t1 - t0) / 1_000_000,
+            (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000);
         log.info("kmem4j {} serving ByteBuffer.allocateDirect for capacities {}..{} bytes ({}){}",
-            AgentInstaller.class.getPackage().getImplementationVersion(), config.allocator.minCapacityBytes(),
+            version(), config.allocator.minCapacityBytes(),
             allocator.maxCapacity(), dynamic ? "attached" : "premain", config.summary ? "; summary at exit" : "");
+    }
+
+    /** @return the agent's version, from a resource filtered at build time. */
+    static String version() {
+        try (java.io.InputStream in = AgentInstaller.class.getResourceAsStream("kmem4j-version.properties")) {
+            final java.util.Properties p = new java.util.Properties();
+            if (in != null) {
+                p.load(in);
+            }
+            return p.getProperty("version", "(unknown version)");
+        } catch (final java.io.IOException e) {
+            return "(unknown version)";
+        }
     }
 
     private static void openJavaBase(final Instrumentation inst) {
@@ -110,35 +141,6 @@ final class AgentInstaller {
             Map.of("jdk.internal.misc", Set.of(me)),
             Map.of("java.nio", Set.of(me)),
             Set.of(), Map.of());
-    }
-
-    private static void instrument(final Instrumentation inst, final Field bridge) {
-        final Logger log = AgentLog.get(AgentInstaller.class);
-        final Throwable[] failure = new Throwable[1];
-        new AgentBuilder.Default()
-            .disableClassFormatChanges()
-            .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
-            .with(AgentBuilder.InitializationStrategy.NoOp.INSTANCE)
-            .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
-            .ignore(ElementMatchers.none())
-            .with(new AgentBuilder.Listener.Adapter() {
-                @Override
-                public void onError(final String typeName, final ClassLoader classLoader,
-                                    final net.bytebuddy.utility.JavaModule module, final boolean loaded,
-                                    final Throwable throwable) {
-                    failure[0] = throwable;
-                    log.warn("could not instrument {}: {}", typeName, throwable.toString());
-                }
-            })
-            .type(ElementMatchers.named("java.nio.ByteBuffer"))
-            .transform((builder, type, classLoader, module, protectionDomain) -> builder.visit(
-                Advice.withCustomMapping().bind(AllocatorHook.class, bridge)
-                    .to(AllocateDirectAdvice.class)
-                    .on(ElementMatchers.named("allocateDirect").and(ElementMatchers.takesArguments(int.class)))))
-            .installOn(inst);
-        if (failure[0] != null) {
-            throw new IllegalStateException("retransforming java.nio.ByteBuffer failed: " + failure[0], failure[0]);
-        }
     }
 
     private static void startJmx(final SlabAllocator allocator, final Map<String, String> config,

@@ -6,12 +6,9 @@ import java.lang.reflect.Modifier;
 import java.nio.ByteBuffer;
 import java.util.function.IntFunction;
 
-import net.bytebuddy.ByteBuddy;
-import net.bytebuddy.description.modifier.FieldManifestation;
-import net.bytebuddy.description.modifier.Ownership;
-import net.bytebuddy.description.modifier.TypeManifestation;
-import net.bytebuddy.description.modifier.Visibility;
-import net.bytebuddy.dynamic.scaffold.subclass.ConstructorStrategy;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.jar.asm.Type;
 
 /**
  * The only kmem4j class visible to {@code java.base}: {@code java.nio.Kmem4jBridge}, defined inside
@@ -35,6 +32,20 @@ final class BootstrapBridge {
     }
 
     /**
+     * The bridge's class file, written with the ASM that ships inside ByteBuddy (a one-field class
+     * needs no more; ByteBuddy's type builder would cost a few hundred milliseconds of start-up).
+     */
+    static byte[] classBytes() {
+        final ClassWriter cw = new ClassWriter(0);
+        cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER,
+            CLASS_NAME.replace('.', '/'), null, "java/lang/Object", null);
+        cw.visitField(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC | Opcodes.ACC_VOLATILE, FIELD_NAME,
+            Type.getDescriptor(IntFunction.class), null, null).visitEnd();
+        cw.visitEnd();
+        return cw.toByteArray();
+    }
+
+    /**
      * @return the bridge's {@code allocator} field, defining the class on first use
      * @throws ReflectiveOperationException when {@code java.nio} is not open to the agent
      */
@@ -43,13 +54,7 @@ final class BootstrapBridge {
         try {
             bridge = Class.forName(CLASS_NAME, false, null);
         } catch (final ClassNotFoundException notYet) {
-            final byte[] bytes = new ByteBuddy()
-                .subclass(Object.class, ConstructorStrategy.Default.NO_CONSTRUCTORS)
-                .name(CLASS_NAME)
-                .modifiers(Visibility.PUBLIC, TypeManifestation.FINAL)
-                .defineField(FIELD_NAME, IntFunction.class, Visibility.PUBLIC, Ownership.STATIC, FieldManifestation.VOLATILE)
-                .make()
-                .getBytes();
+            final byte[] bytes = classBytes();
             try {
                 bridge = MethodHandles.privateLookupIn(ByteBuffer.class, MethodHandles.lookup()).defineClass(bytes);
             } catch (final LinkageError raced) {

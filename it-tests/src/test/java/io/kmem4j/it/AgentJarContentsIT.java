@@ -17,18 +17,19 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
- * The shaded agent jar must not leak anything into the application's namespace: every bundled
- * library is relocated under {@code io/kmem4j/shaded/} (also in multi-release folders), no
- * {@code META-INF/services} file names an unrelocated type, and no Logback configuration is
- * bundled that the application's Logback could pick up.
+ * The agent jar must not leak anything into the application's namespace (case C15): the one class
+ * the application's class loader can see is {@code Kmem4jAgent}; everything else sits under
+ * {@code kmem4j-inf/} for the agent's private loader; every bundled library is relocated under
+ * {@code io/kmem4j/shaded/}; no {@code META-INF/services} file names an unrelocated type; no
+ * multi-release class keeps a library's original name; no Logback configuration is bundled.
  */
 class AgentJarContentsIT {
 
     private static final String AGENT_CLASS = "io.kmem4j.agent.Kmem4jAgent";
+    private static final String HIDDEN = "kmem4j-inf/";
     private static final List<String> SHADED_LIBRARIES = List.of("org/slf4j/", "ch/qos/logback/", "net/bytebuddy/", "org/agrona/");
     /** {@code META-INF/versions/<N>/} */
     private static final Pattern VERSIONED = Pattern.compile("^META-INF/versions/(\\d+)/(.*)$");
@@ -69,24 +70,36 @@ class AgentJarContentsIT {
         assertThat(main.getValue("Premain-Class")).as("Premain-Class").isEqualTo(AGENT_CLASS);
         assertThat(main.getValue("Agent-Class")).as("Agent-Class").isEqualTo(AGENT_CLASS);
         assertThat(main.getValue("Can-Retransform-Classes")).as("Can-Retransform-Classes").isEqualTo("true");
+        assertThat(main.getValue("Main-Class")).as("Main-Class (java -jar kmem4j-agent.jar attach ...)").isEqualTo(AGENT_CLASS);
         assertThat(entries).as("the agent class itself").contains(AGENT_CLASS.replace('.', '/') + ".class");
     }
 
     @Test
-    void noUnrelocatedLibraryAtTheTopLevel() {
+    void exactlyOneClassIsVisibleToTheApplication() {
+        List<String> visible = entries.stream()
+                .filter(n -> n.endsWith(".class") && !n.startsWith(HIDDEN))
+                .collect(Collectors.toList());
+        assertThat(visible).as(".class entries outside %s", HIDDEN)
+                .containsExactly(AGENT_CLASS.replace('.', '/') + ".class");
+    }
+
+    @Test
+    void noUnrelocatedLibraryAnywhere() {
         List<String> leaked = entries.stream()
+                .map(n -> n.startsWith(HIDDEN) ? n.substring(HIDDEN.length()) : n)
                 .filter(n -> SHADED_LIBRARIES.stream().anyMatch(n::startsWith))
                 .collect(Collectors.toList());
         assertThat(leaked).as("entries of bundled libraries outside io/kmem4j/shaded/").isEmpty();
         for (String library : SHADED_LIBRARIES) {
             assertThat(entries).as("the relocated copy of %s", library)
-                    .anyMatch(n -> n.startsWith("io/kmem4j/shaded/" + library) && n.endsWith(".class"));
+                    .anyMatch(n -> n.startsWith(HIDDEN + "io/kmem4j/shaded/" + library) && n.endsWith(".class"));
         }
     }
 
     @Test
     void noServiceFileNamesAnUnrelocatedType() {
-        assertThat(entries).as("SLF4J provider registration").doesNotContain("META-INF/services/org.slf4j.spi.SLF4JServiceProvider");
+        assertThat(entries).as("SLF4J provider registration").doesNotContain("META-INF/services/org.slf4j.spi.SLF4JServiceProvider",
+                HIDDEN + "META-INF/services/org.slf4j.spi.SLF4JServiceProvider");
         List<String> badFiles = serviceFiles.stream()
                 .filter(n -> !n.startsWith("META-INF/services/io.kmem4j.") && !n.startsWith("META-INF/services/java.")
                         && !n.startsWith("META-INF/services/javax.") && !n.startsWith("META-INF/services/jdk."))
@@ -111,8 +124,9 @@ class AgentJarContentsIT {
     }
 
     @Test
-    void everyTopLevelClassIsUnderIoKmem4j() {
+    void everyClassIsUnderIoKmem4j() {
         List<String> outside = entries.stream()
+                .map(n -> n.startsWith(HIDDEN) ? n.substring(HIDDEN.length()) : n)
                 .filter(n -> n.endsWith(".class") && !n.startsWith("META-INF/"))
                 .filter(n -> !n.startsWith("io/kmem4j/"))
                 .collect(Collectors.toList());
@@ -125,15 +139,11 @@ class AgentJarContentsIT {
      * JVM of that version under that name, from the system class path the agent jar is on, and
      * shadows the application's own copy of the library.
      */
-    @Disabled("kmem4j-agent.jar bug: maven-shade (3.6.1) relocates the contents but not the paths of multi-release"
-            + " entries: 25 classes under META-INF/versions/24/net/bytebuddy/jar/asmjdkbridge/ (byte-buddy 1.18.14) and"
-            + " META-INF/versions/21/ch/qos/logback/core/property/ConsoleCharsetPropertyDefiner.class (logback-core"
-            + " 1.5.18); on JDK 21+/24+ loading those names gives NoClassDefFoundError (wrong name:"
-            + " io/kmem4j/shaded/...), also for the application's own copies behind a parent-first loader")
     @Test
     void everyMultiReleaseClassIsUnderIoKmem4j() {
         List<String> outside = entries.stream()
                 .filter(n -> n.endsWith(".class"))
+                .map(n -> n.startsWith(HIDDEN) ? n.substring(HIDDEN.length()) : n)
                 .map(VERSIONED::matcher)
                 .filter(Matcher::matches)
                 .filter(m -> !m.group(2).startsWith("io/kmem4j/"))

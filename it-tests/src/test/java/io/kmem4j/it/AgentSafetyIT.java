@@ -12,7 +12,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -224,12 +223,6 @@ class AgentSafetyIT {
      * shadow the application's copy. {@code ConsoleCharsetPropertyDefiner} exists in logback-core
      * 1.5.18 only as a JDK 21+ multi-release class.
      */
-    @Disabled("kmem4j-agent.jar bug: maven-shade relocates the contents but not the paths of multi-release entries;"
-            + " META-INF/versions/21/ch/qos/logback/core/property/ConsoleCharsetPropertyDefiner.class and"
-            + " META-INF/versions/24/net/bytebuddy/jar/asmjdkbridge/*.class stay under their original names, so on"
-            + " JDK 25 loading ch.qos.logback.core.property.ConsoleCharsetPropertyDefiner from the application's own"
-            + " logback-core through a parent-first loader fails with NoClassDefFoundError (wrong name:"
-            + " io/kmem4j/shaded/ch/qos/logback/core/property/ConsoleCharsetPropertyDefiner); see AgentJarContentsIT")
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.kmem4j.it.TestJdks#all")
     void applicationLibrariesBehindAParentFirstLoaderLoadAsWithoutTheAgent(Jdk jdk) {

@@ -1,0 +1,27 @@
+package io.kmem4j.agent.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * {@code java -jar kmem4j-agent.jar <command>}: the agent's command line.
+ */
+@Command(name = "java -jar kmem4j-agent.jar", mixinStandardHelpOptions = true,
+    description = "kmem4j: a slab allocator for direct ByteBuffers, as a Java agent.",
+    subcommands = {AttachCommand.class})
+public final class Kmem4jCli implements Runnable {
+    @Override
+    public void run() {
+        CommandLine.usage(this, System.out);
+    }
+
+    /**
+     * Runs the command line.
+     *
+     * @param args arguments
+     * @return the exit status (0 success, 1 failure, 2 usage error)
+     */
+    public static int run(final String[] args) {
+        return new CommandLine(new Kmem4jCli()).execute(args);
+    }
+}
