@@ -276,9 +276,11 @@ public final class SlabAllocator implements AutoCloseable {
                 trim();
                 try {
                     return refill(tc, cls);
-                } catch (final OutOfMemoryError stillExhausted) {
+                } catch (final OutOfMemoryError | IllegalStateException stillExhausted) {
                     return 0; // the JDK's own path reserves with GC and back-off and throws its own error
                 }
+            } catch (final IllegalStateException closedMeanwhile) {
+                return 0; // the allocator closed after this call checked: the JDK serves it
             }
         } finally {
             tc.busy = false;
@@ -342,8 +344,8 @@ public final class SlabAllocator implements AutoCloseable {
         c.lock.lock();
         try {
             address = c.takeOneLocked();
-        } catch (final OutOfMemoryError e) {
-            return fallback();
+        } catch (final OutOfMemoryError | IllegalStateException e) {
+            return fallback(); // budget exhausted, or the allocator closed meanwhile
         } finally {
             c.lock.unlock();
         }

@@ -37,6 +37,9 @@ final class SlabCache {
     /** Rounds for threads without a private cache (virtual threads), used under the lock. */
     private Magazine shared;
 
+    /** Set under the lock when the id was given back; no slab may be created after that. */
+    boolean retired;
+
     // statistics, written under the lock, read racily
     long slabs;
     long depotExchanges;
@@ -106,12 +109,25 @@ final class SlabCache {
             s = spare;
             spare = null;
         } else {
-            s = allocator.pages.newSlab(this);
-            slabs++;
-            slabsCreated++;
+            s = newSlabLocked();
         }
         s.counters(Counters.withFrozen(s.counters(), true));
         s.chunk.ownerRelease(s.headPage, tc.id);
+        return s;
+    }
+
+    /**
+     * @throws OutOfMemoryError when a new chunk cannot be reserved
+     * @throws IllegalStateException when the cache was retired (its allocator closed): the caller
+     *         falls back to the JDK
+     */
+    private Slab newSlabLocked() {
+        if (retired) {
+            throw new IllegalStateException(name + " is closed");
+        }
+        final Slab s = allocator.pages.newSlab(this);
+        slabs++;
+        slabsCreated++;
         return s;
     }
 
@@ -179,9 +195,7 @@ final class SlabCache {
                         s = spare;
                         spare = null;
                     } else {
-                        s = allocator.pages.newSlab(this);
-                        slabs++;
-                        slabsCreated++;
+                        s = newSlabLocked();
                     }
                 }
                 s.fill(shared, shared.rounds.length);
@@ -270,7 +284,8 @@ final class SlabCache {
     boolean retireIfEmpty() {
         lock.lock();
         try {
-            if (slabs == 0) {
+            if (slabs == 0 && !retired) {
+                retired = true;
                 CacheTable.release(id);
                 return true;
             }

@@ -1,0 +1,469 @@
+package io.kmem4j.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.reflect.Field;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.EdgeCasesMode;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.RandomDistribution;
+import net.jqwik.api.ShrinkingMode;
+import net.jqwik.api.Tuple;
+
+/**
+ * Stateful property test: random sequences of allocator actions are run against a simple reference
+ * model, and after every action every counter of {@link AllocatorStats} the model predicts
+ * (allocations, frees, live buffers, bytes in use, double frees, fallbacks) is compared, every live
+ * buffer's identity pattern is verified and {@code checkInvariants()} must hold.
+ *
+ * <p>Actions: allocate (size, flavour), free, free twice, free a foreign buffer (a JDK root buffer is
+ * cleaned, a heap buffer, a view of ours or of the JDK's, or a foreign buffer without cleaner is
+ * refused), trim, reap, and "thread exit" (some allocate/free actions on a fresh thread that then
+ * ends, followed by {@code reap()}). Small configurations (magazine rounds 1..4, depot 0..2, no
+ * retained chunk) are mixed with the defaults so the slow paths are taken.
+ *
+ * <p>Each sequence runs on a fresh thread that ends before the final checks, so the allocator can be
+ * emptied completely: reap, invariants, trim, and no slab or chunk may be left.
+ *
+ * <p>The reference model lives in {@link ModelRun}, independent of jqwik; {@link AllocatorModelRegressionTest}
+ * replays fixed and shrunk sequences with plain JUnit (a separate class: Surefire's XML report keeps
+ * only one engine's results for a class that has both {@code @Test} and {@code @Property} methods).
+ */
+class AllocatorModelTest {
+    private static final int MAX_CLASS = 64 << 10;
+
+    // ------------------------------------------------------------------------------ actions
+
+    /** One action of a generated program. */
+    sealed interface Op permits Alloc, Free, FreeTwice, FreeForeign, Trim, Reap, ThreadExit {
+    }
+
+    /** Allocates {@code size} bytes, tracked ({@code allocate}) or explicit ({@code allocateExplicit}). */
+    record Alloc(int size, boolean tracked) implements Op {
+    }
+
+    /** How a buffer is released. */
+    enum Via { FREE, INVOKE_CLEANER }
+
+    /** Releases live buffer {@code pick % live} ({@code INVOKE_CLEANER} on an explicit buffer is a no-op). */
+    record Free(int pick, Via via) implements Op {
+    }
+
+    /** Releases live buffer {@code pick % live} twice (explicit buffers with {@code free()} both times). */
+    record FreeTwice(int pick, Via via) implements Op {
+    }
+
+    /** Kinds of buffers that are not one of our live root buffers. */
+    enum Foreign {
+        /** {@code ByteBuffer.allocateDirect}: {@code free()} runs its JDK cleaner. */
+        JDK_ROOT,
+        /** A heap buffer: "not a direct buffer". */
+        HEAP,
+        /** {@code slice()} of a live buffer of ours: "duplicate or slice". */
+        SLICE_OF_OURS,
+        /** {@code duplicate()} of a live buffer of ours: "duplicate or slice". */
+        DUPLICATE_OF_OURS,
+        /** {@code asReadOnlyBuffer()} of a live buffer of ours: "duplicate or slice". */
+        READ_ONLY_OF_OURS,
+        /** {@code slice()} of a JDK direct buffer: "duplicate or slice". */
+        SLICE_OF_JDK,
+        /** A root direct buffer without cleaner over foreign memory: "not a buffer of this allocator". */
+        NO_CLEANER_FOREIGN
+    }
+
+    /** Passes a foreign buffer (of {@code size} bytes where it makes one) to {@code free()}. */
+    record FreeForeign(Foreign kind, int pick, int size) implements Op {
+    }
+
+    record Trim() implements Op {
+    }
+
+    record Reap() implements Op {
+    }
+
+    /** Runs {@code ops} on a fresh thread that then ends, then calls {@code reap()}. */
+    record ThreadExit(List<Op> ops) implements Op {
+    }
+
+    /** The allocator's configuration, as generated. */
+    record Cfg(int magazineRounds, int depotMagazines, int retainedEmptyChunks, int chunkSizeBytes,
+               int minCapacityBytes, boolean zeroOnFree) {
+        SlabAllocatorConfig build() {
+            return SlabAllocatorConfig.builder().magazineRounds(magazineRounds).depotMagazines(depotMagazines)
+                .retainedEmptyChunks(retainedEmptyChunks).chunkSizeBytes(chunkSizeBytes)
+                .minCapacityBytes(minCapacityBytes).maxSizeClassBytes(MAX_CLASS).zeroOnFree(zeroOnFree)
+                .reapIntervalMillis(60_000) // the reaper thread stays out of the way: checkInvariants() needs quiet
+                .build();
+        }
+
+        static Cfg defaults() {
+            return new Cfg(32, 16, 1, 4 << 20, 1, false);
+        }
+
+        static Cfg tiny() {
+            return new Cfg(1, 0, 0, 1 << 20, 1, false);
+        }
+    }
+
+    // ------------------------------------------------------------------------------ properties
+
+    /** Default build: a fixed seed, so every build explores the same 300 programs. */
+    @Property(tries = 300, seed = "20261130", shrinking = ShrinkingMode.BOUNDED, edgeCases = EdgeCasesMode.NONE)
+    void randomProgramsMatchTheModel(@ForAll("configs") final Cfg cfg, @ForAll("programs") final List<Op> program)
+        throws Throwable {
+        ModelRun.check(cfg, program);
+    }
+
+    /** {@code -Pstress}: a fresh random seed each run (jqwik reports it on failure), ten times the tries. */
+    @Property(tries = 3_000, shrinking = ShrinkingMode.BOUNDED, edgeCases = EdgeCasesMode.NONE)
+    @net.jqwik.api.Tag("stress")
+    void randomProgramsMatchTheModelStress(@ForAll("configs") final Cfg cfg,
+                                           @ForAll("programs") final List<Op> program) throws Throwable {
+        ModelRun.check(cfg, program);
+    }
+
+    @Provide
+    Arbitrary<Cfg> configs() {
+        return Combinators.combine(
+            Arbitraries.of(1, 2, 3, 4, 32),
+            Arbitraries.of(0, 1, 2, 16),
+            Arbitraries.of(0, 0, 1),
+            Arbitraries.of(1 << 20, 4 << 20),
+            Arbitraries.of(1, 1, 0, 64),
+            Arbitraries.of(false, false, true)).as(Cfg::new);
+    }
+
+    @Provide
+    Arbitrary<List<Op>> programs() {
+        final Arbitrary<Op> simple = simpleOps();
+        final Arbitrary<Op> threadExit = simple.list().ofMaxSize(12).withSizeDistribution(RandomDistribution.uniform())
+            .map(ThreadExit::new);
+        final Arbitrary<Op> any = Arbitraries.frequencyOf(
+            Tuple.of(20, simple),
+            Tuple.of(1, Arbitraries.just(new Trim())),
+            Tuple.of(1, Arbitraries.just(new Reap())),
+            Tuple.of(2, threadExit));
+        return any.list().ofMinSize(1).ofMaxSize(80).withSizeDistribution(RandomDistribution.uniform());
+    }
+
+    private static Arbitrary<Op> simpleOps() {
+        final Arbitrary<Integer> picks = Arbitraries.integers().between(0, 1_000);
+        final Arbitrary<Op> alloc = Combinators.combine(sizes(), Arbitraries.of(true, false)).as(Alloc::new);
+        final Arbitrary<Op> free = Combinators.combine(picks, Arbitraries.of(Via.class)).as(Free::new);
+        final Arbitrary<Op> freeTwice = Combinators.combine(picks, Arbitraries.of(Via.class)).as(FreeTwice::new);
+        final Arbitrary<Op> foreign = Combinators.combine(Arbitraries.of(Foreign.class), picks,
+            Arbitraries.integers().between(0, 5_000)).as(FreeForeign::new);
+        return Arbitraries.frequencyOf(
+            Tuple.of(10, alloc),
+            Tuple.of(6, free),
+            Tuple.of(2, freeTwice),
+            Tuple.of(2, foreign));
+    }
+
+    /** Sizes around every class boundary, random sizes, and sizes the JDK serves. */
+    private static Arbitrary<Integer> sizes() {
+        final SizeClasses classes = new SizeClasses(MAX_CLASS);
+        final List<Integer> boundaries = new ArrayList<>(List.of(0, 1));
+        for (int c = 0; c < classes.count(); c++) {
+            final int s = classes.size(c);
+            boundaries.add(s - 1);
+            boundaries.add(s);
+            boundaries.add(s + 1);
+        }
+        return Arbitraries.frequencyOf(
+            Tuple.of(5, Arbitraries.of(boundaries)),
+            Tuple.of(3, Arbitraries.integers().between(0, MAX_CLASS + 4_096)),
+            Tuple.of(1, Arbitraries.of(0, 63, 64, 65, MAX_CLASS + 1, 100_000)));
+    }
+
+    // ------------------------------------------------------------------------------ the model
+
+    /** Runs a program against an allocator and the reference model. Usable without jqwik. */
+    static final class ModelRun {
+        private static final sun.misc.Unsafe UNSAFE;
+        private static final long CLEANER_NEXT;
+
+        static {
+            try {
+                final Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+                f.setAccessible(true);
+                UNSAFE = (sun.misc.Unsafe) f.get(null);
+                // jdk.internal.ref.Cleaner.remove() marks a cleaner that ran by pointing "next" at itself
+                CLEANER_NEXT = UNSAFE.objectFieldOffset(
+                    Class.forName("jdk.internal.ref.Cleaner").getDeclaredField("next"));
+            } catch (final ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        /** A live buffer the model knows. */
+        record Live(ByteBuffer buf, long id, int size, boolean tracked, boolean owned) {
+        }
+
+        final SlabAllocator allocator;
+        final int minCapacity;
+        final int maxCapacity;
+        final List<Live> live = new ArrayList<>();
+        long nextId = 1;
+        long allocations;
+        long frees;
+        long doubleFrees;
+        long bytesInUse;
+        long fallbacks;
+        int step;
+        String context = "";
+
+        private ModelRun(final SlabAllocator allocator) {
+            this.allocator = allocator;
+            this.minCapacity = allocator.config().minCapacityBytes();
+            this.maxCapacity = allocator.maxCapacity();
+        }
+
+        /**
+         * Runs {@code program} on a fresh thread (compared with the model after every action), releases
+         * what is left, lets the thread end, and checks that the allocator empties completely.
+         */
+        static void check(final Cfg cfg, final List<Op> program) throws Throwable {
+            final SlabAllocator a = new SlabAllocator(cfg.build());
+            try {
+                final ModelRun m = new ModelRun(a);
+                m.onFreshThread("model", () -> {
+                    m.compare("start");
+                    for (final Op op : program) {
+                        m.step++;
+                        m.context = "step " + m.step + " " + op + " on " + cfg;
+                        m.apply(op);
+                        m.compare(m.context);
+                    }
+                    m.context = "releasing the rest on " + cfg;
+                    while (!m.live.isEmpty()) {
+                        m.free(0, Via.FREE, false);
+                    }
+                    m.compare(m.context);
+                });
+                a.reap();
+                a.checkInvariants();
+                a.trim();
+                final AllocatorStats s = a.stats();
+                assertThat(s.liveBuffers()).isZero();
+                assertThat(s.bytesInUse()).isZero();
+                assertThat(s.hookFailures()).isZero();
+                assertThat(s.threadCaches()).as("caches of the ended threads adopted").isZero();
+                for (final CacheStats c : s.caches()) {
+                    assertThat(c.slabs()).as("slabs of %s after trim", c.name()).isZero();
+                }
+                assertThat(s.chunks()).as("chunks after trim").isZero();
+                assertThat(s.bytesReserved()).isZero();
+            } finally {
+                a.close();
+            }
+        }
+
+        private void onFreshThread(final String name, final ThrowingRunnable body) throws Throwable {
+            final AtomicReference<Throwable> failure = new AtomicReference<>();
+            final Thread t = new Thread(() -> {
+                try {
+                    body.run();
+                } catch (final Throwable e) {
+                    failure.set(e);
+                }
+            }, name);
+            t.start();
+            t.join(TimeUnit.SECONDS.toMillis(60));
+            if (t.isAlive()) {
+                throw new AssertionError(name + " thread did not end: " + context);
+            }
+            if (failure.get() != null) {
+                throw failure.get();
+            }
+        }
+
+        interface ThrowingRunnable {
+            void run() throws Throwable;
+        }
+
+        void apply(final Op op) throws Throwable {
+            if (op instanceof Alloc x) {
+                alloc(x.size(), x.tracked());
+            } else if (op instanceof Free x) {
+                free(x.pick(), x.via(), false);
+            } else if (op instanceof FreeTwice x) {
+                free(x.pick(), x.via(), true);
+            } else if (op instanceof FreeForeign x) {
+                freeForeign(x.kind(), x.pick(), x.size());
+            } else if (op instanceof Trim) {
+                allocator.trim();
+            } else if (op instanceof Reap) {
+                allocator.reap();
+            } else if (op instanceof ThreadExit x) {
+                onFreshThread("model-sub-" + step, () -> {
+                    for (final Op sub : x.ops()) {
+                        apply(sub);
+                    }
+                });
+                allocator.reap();
+                assertThat(allocator.stats().threadCaches()).as("sub-thread's cache adopted: %s", context)
+                    .isLessThanOrEqualTo(1);
+            } else {
+                throw new AssertionError(op);
+            }
+        }
+
+        void alloc(final int size, final boolean tracked) {
+            final ByteBuffer b = tracked ? allocator.allocate(size) : allocator.allocateExplicit(size);
+            final boolean owned = size >= minCapacity && size <= maxCapacity;
+            assertThat(allocator.owns(b)).as("owns: %s", context).isEqualTo(owned);
+            assertThat(b.isDirect()).isTrue();
+            assertThat(b.isReadOnly()).isFalse();
+            assertThat(b.capacity()).as("capacity: %s", context).isEqualTo(size);
+            assertThat(b.position()).isZero();
+            assertThat(b.limit()).isEqualTo(size);
+            assertThat(b.order()).isEqualTo(ByteOrder.BIG_ENDIAN);
+            assertThat(AllocatorStressTest.firstNonZero(b)).as("fresh buffer all zeros: %s", context).isEqualTo(-1);
+            assertThat(JdkInternals.cleaner(b) != null).as("has a cleaner: %s", context)
+                .isEqualTo(tracked || !owned);
+            if (owned) {
+                assertThat(TestSupport.address(b) % 64).as("cache-line aligned: %s", context).isZero();
+                allocations++;
+                bytesInUse += size;
+            } else {
+                fallbacks++;
+            }
+            final long id = nextId++;
+            TestSupport.writePattern(b, id);
+            live.add(new Live(b, id, size, tracked, owned));
+        }
+
+        /** Releases live buffer {@code pick % live}, once or twice. */
+        void free(final int pick, final Via via, final boolean twice) {
+            if (live.isEmpty()) {
+                return;
+            }
+            final int i = pick % live.size();
+            final Live x = live.get(i);
+            assertThat(TestSupport.checkPattern(x.buf(), x.id())).as("pattern of %s before release: %s", x, context)
+                .isEqualTo(-1);
+            final boolean explicitSlab = !x.tracked() && x.owned();
+            if (explicitSlab && via == Via.INVOKE_CLEANER && !twice) {
+                TestSupport.invokeCleaner(x.buf()); // no cleaner: the JDK does nothing, the buffer stays live
+                assertThat(TestSupport.address(x.buf())).isNotZero();
+                return;
+            }
+            live.remove(i);
+            release(x, explicitSlab ? Via.FREE : via);
+            if (x.owned()) {
+                frees++;
+                bytesInUse -= x.size();
+            }
+            if (explicitSlab) {
+                assertThat(TestSupport.address(x.buf())).as("explicit buffer's address cleared: %s", context).isZero();
+            } else {
+                assertThat(cleaned(x.buf())).as("cleaner ran: %s", context).isTrue();
+            }
+            if (twice) {
+                release(x, explicitSlab ? Via.FREE : via);
+                if (explicitSlab) {
+                    doubleFrees++;
+                }
+            }
+        }
+
+        private void release(final Live x, final Via via) {
+            if (via == Via.FREE) {
+                allocator.free(x.buf());
+            } else {
+                TestSupport.invokeCleaner(x.buf());
+            }
+        }
+
+        void freeForeign(final Foreign kind, final int pick, final int size) {
+            final List<Live> owned = live.stream().filter(Live::owned).toList();
+            final Live ours = owned.isEmpty() ? null : owned.get(pick % owned.size());
+            switch (kind) {
+                case JDK_ROOT -> {
+                    final ByteBuffer b = ByteBuffer.allocateDirect(size);
+                    assertThat(allocator.owns(b)).isFalse();
+                    allocator.free(b);
+                    assertThat(cleaned(b)).as("JDK buffer cleaned by free(): %s", context).isTrue();
+                    allocator.free(b); // a second release of a JDK buffer is a no-op
+                }
+                case HEAP -> assertThatThrownBy(() -> allocator.free(ByteBuffer.allocate(size)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("not a direct buffer");
+                case SLICE_OF_OURS, DUPLICATE_OF_OURS, READ_ONLY_OF_OURS -> {
+                    if (ours == null) {
+                        return;
+                    }
+                    final ByteBuffer view = kind == Foreign.SLICE_OF_OURS ? ours.buf().slice(0, ours.size() / 2)
+                        : kind == Foreign.DUPLICATE_OF_OURS ? ours.buf().duplicate() : ours.buf().asReadOnlyBuffer();
+                    assertThat(allocator.owns(view)).isFalse();
+                    assertThatThrownBy(() -> allocator.free(view)).as(context)
+                        .isInstanceOf(IllegalArgumentException.class).hasMessage("duplicate or slice");
+                    assertThatThrownBy(() -> TestSupport.invokeCleaner(view))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessage("duplicate or slice");
+                }
+                case SLICE_OF_JDK -> {
+                    final ByteBuffer root = ByteBuffer.allocateDirect(size);
+                    final ByteBuffer view = root.slice();
+                    assertThatThrownBy(() -> allocator.free(view))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessage("duplicate or slice");
+                    allocator.free(root);
+                    assertThat(cleaned(root)).isTrue();
+                }
+                case NO_CLEANER_FOREIGN -> {
+                    final int n = Math.max(size, 1);
+                    final long memory = UNSAFE.allocateMemory(n);
+                    try {
+                        final ByteBuffer b = JdkInternals.newDirectBuffer(n, memory, null);
+                        assertThat(allocator.owns(b)).isFalse();
+                        assertThatThrownBy(() -> allocator.free(b)).as(context)
+                            .isInstanceOf(IllegalArgumentException.class)
+                            .hasMessageStartingWith("not a buffer of this allocator");
+                        assertThat(TestSupport.address(b)).as("nothing changed").isEqualTo(memory);
+                    } finally {
+                        UNSAFE.freeMemory(memory);
+                    }
+                }
+                default -> throw new AssertionError(kind);
+            }
+        }
+
+        /** @return true when the buffer's JDK cleaner has run. */
+        static boolean cleaned(final ByteBuffer b) {
+            final Object cleaner = JdkInternals.cleaner(b);
+            return cleaner != null && UNSAFE.getObject(cleaner, CLEANER_NEXT) == cleaner;
+        }
+
+        /** Compares every counter the model predicts, every live pattern, and the accounting equations. */
+        void compare(final String when) {
+            final AllocatorStats s = allocator.stats();
+            assertThat(s.allocations()).as("allocations after %s", when).isEqualTo(allocations);
+            assertThat(s.explicitFrees()).as("explicitFrees after %s", when).isEqualTo(frees);
+            assertThat(s.gcFrees()).as("gcFrees after %s", when).isZero();
+            assertThat(s.frees()).as("frees after %s", when).isEqualTo(frees);
+            assertThat(s.liveBuffers()).as("liveBuffers after %s", when).isEqualTo(allocations - frees)
+                .isEqualTo(live.stream().filter(Live::owned).count());
+            assertThat(s.bytesInUse()).as("bytesInUse after %s", when).isEqualTo(bytesInUse);
+            assertThat(s.doubleFrees()).as("doubleFrees after %s", when).isEqualTo(doubleFrees);
+            assertThat(s.fallbacks()).as("fallbacks after %s", when).isEqualTo(fallbacks);
+            assertThat(s.hookFailures()).as("hookFailures after %s", when).isZero();
+            for (final Live x : live) {
+                assertThat(TestSupport.checkPattern(x.buf(), x.id())).as("pattern of %s after %s", x, when)
+                    .isEqualTo(-1);
+                assertThat(allocator.owns(x.buf())).as("owns %s after %s", x, when).isEqualTo(x.owned());
+            }
+            allocator.checkInvariants();
+        }
+    }
+}
