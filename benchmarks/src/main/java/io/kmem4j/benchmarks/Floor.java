@@ -1,0 +1,214 @@
+package io.kmem4j.benchmarks;
+
+import static io.kmem4j.benchmarks.Unsafes.allocateMemory;
+import static io.kmem4j.benchmarks.Unsafes.freeMemory;
+import static io.kmem4j.benchmarks.Unsafes.invokeCleaner;
+import static io.kmem4j.benchmarks.Unsafes.setMemory;
+
+import java.io.FileDescriptor;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.Constructor;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The {@code floor} flavour: the least any allocator that hands out tracked {@code ByteBuffer}s
+ * (root buffers with a JDK cleaner, like kmem4j's) can cost on this JDK.
+ *
+ * <p>It keeps only what such an allocator cannot avoid:
+ * <ul>
+ *   <li>taking a block: a pop from a plain {@code long[]} free stack owned by the thread (no
+ *       size classes, no locks, no statistics);</li>
+ *   <li>zeroing it with {@code Unsafe.setMemory};</li>
+ *   <li>building the buffer with the same JDK constructor kmem4j uses,
+ *       {@code DirectByteBuffer(int cap, long addr, FileDescriptor fd, Runnable unmapper, boolean isSync, <segment>)}
+ *       (found by the shape of its first five parameters, bound to {@code fd = null},
+ *       {@code isSync = false}, {@code segment = null}), which allocates the buffer, a new
+ *       {@link Runnable} and the JDK {@code Cleaner} that links itself into the JDK's cleaner list;</li>
+ *   <li>releasing: {@code Unsafe.invokeCleaner} unlinks the cleaner and runs the runnable, which
+ *       pushes the block back on its free stack.</li>
+ * </ul>
+ *
+ * <p>Memory: one {@code Unsafe.allocateMemory} region per trial, split into one part per
+ * benchmark thread, each part carved into fixed blocks of the benchmark's size rounded up to a
+ * 64-byte cache line (at most 64 KiB): {@code slots + 1} blocks per thread, enough for a full ring
+ * since a slot is released before it is refilled. The region is not counted against
+ * {@code MaxDirectMemorySize} (kmem4j counts its chunks, not its buffers, so neither pays per buffer).
+ *
+ * <p>Rings only: a block must be released on the thread that took it (the stack is not thread-safe),
+ * which is always true of the ring benchmark, including at tear-down.
+ */
+final class Floor extends Flavour {
+    /** Largest block, bytes. */
+    static final int MAX_BLOCK = 64 << 10;
+
+    /** {@code (int capacity, long address, Runnable unmapper) -> ByteBuffer}. */
+    private static final MethodHandle NEW_BUFFER = newBufferHandle();
+
+    private final int stride;
+    private final int blocksPerRing;
+    private final int rings;
+    private final long region;
+    private final AtomicInteger nextRing = new AtomicInteger();
+
+    Floor(final int size, final int threads, final int slots) {
+        super("floor", size);
+        if (size <= 0 || size > MAX_BLOCK) {
+            throw new IllegalArgumentException("allocator=floor serves 1.." + MAX_BLOCK + " bytes, not " + size);
+        }
+        this.stride = (size + 63) & ~63;
+        this.blocksPerRing = slots + 1;
+        this.rings = threads;
+        this.region = allocateMemory((long) stride * blocksPerRing * threads);
+    }
+
+    private static MethodHandle newBufferHandle() {
+        try {
+            final Class<?> dbb = Class.forName("java.nio.DirectByteBuffer");
+            final MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(dbb, MethodHandles.lookup());
+            Constructor<?> mapped = null;
+            for (final Constructor<?> c : dbb.getDeclaredConstructors()) {
+                final Class<?>[] p = c.getParameterTypes();
+                if (p.length == 6 && p[0] == int.class && p[1] == long.class && p[2] == FileDescriptor.class
+                    && p[3] == Runnable.class && p[4] == boolean.class && !p[5].isPrimitive()) {
+                    mapped = c;
+                }
+            }
+            if (mapped == null) {
+                throw new NoSuchMethodException("DirectByteBuffer(int, long, FileDescriptor, Runnable, boolean, <segment>)");
+            }
+            MethodHandle h = lookup.unreflectConstructor(mapped);
+            h = MethodHandles.insertArguments(h, 4, false, null);   // isSync, segment
+            h = MethodHandles.insertArguments(h, 2, (Object) null);  // fd
+            return h.asType(MethodType.methodType(ByteBuffer.class, int.class, long.class, Runnable.class));
+        } catch (final ReflectiveOperationException | RuntimeException e) {
+            throw new IllegalStateException("allocator=floor needs the JDK's mapped DirectByteBuffer constructor"
+                + " (run with " + Jvm.ADD_OPENS + "): " + e, e);
+        }
+    }
+
+    @Override
+    Object allocate() {
+        throw new UnsupportedOperationException("allocator=floor keeps per-thread free stacks: ring benchmarks only");
+    }
+
+    @Override
+    void release(final Object buffer) {
+        throw new UnsupportedOperationException("allocator=floor keeps per-thread free stacks: ring benchmarks only");
+    }
+
+    @Override
+    Ring newRing(final int slots) {
+        final int k = nextRing.getAndIncrement();
+        if (k >= rings || slots + 1 > blocksPerRing) {
+            throw new IllegalStateException("allocator=floor was sized for " + rings + " ring(s) of "
+                + (blocksPerRing - 1) + " slots");
+        }
+        final FreeStack stack = new FreeStack(region + (long) k * blocksPerRing * stride, blocksPerRing, stride);
+        return new FloorRing(this, stack, slots);
+    }
+
+    ByteBuffer allocate(final FreeStack stack) {
+        final long a = stack.pop();
+        setMemory(a, size, (byte) 0);
+        try {
+            return (ByteBuffer) NEW_BUFFER.invokeExact(size, a, (Runnable) new Push(stack, a));
+        } catch (final RuntimeException | Error e) {
+            throw e;
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    @Override
+    String stats() {
+        return "blockStride=" + stride + " blocksPerThread=" + blocksPerRing;
+    }
+
+    @Override
+    public void close() {
+        freeMemory(region);
+    }
+
+    /** A thread's free blocks: a plain array stack. */
+    static final class FreeStack {
+        private final long[] blocks;
+        private int top;
+
+        FreeStack(final long base, final int count, final int stride) {
+            blocks = new long[count];
+            for (int i = 0; i < count; i++) {
+                blocks[i] = base + (long) (count - 1 - i) * stride; // lowest address on top
+            }
+            top = count;
+        }
+
+        long pop() {
+            if (top == 0) {
+                throw new IllegalStateException("floor free stack empty");
+            }
+            return blocks[--top];
+        }
+
+        void push(final long block) {
+            blocks[top++] = block;
+        }
+    }
+
+    /** The cleaner's thunk: gives the block back. */
+    static final class Push implements Runnable {
+        private final FreeStack stack;
+        private final long block;
+
+        Push(final FreeStack stack, final long block) {
+            this.stack = stack;
+            this.block = block;
+        }
+
+        @Override
+        public void run() {
+            stack.push(block);
+        }
+    }
+
+    /** A ring of floor buffers, released with {@code Unsafe.invokeCleaner}. */
+    static final class FloorRing extends Ring {
+        private final Floor floor;
+        private final FreeStack stack;
+        private final ByteBuffer[] slots;
+
+        FloorRing(final Floor floor, final FreeStack stack, final int slots) {
+            this.floor = floor;
+            this.stack = stack;
+            this.slots = new ByteBuffer[slots];
+        }
+
+        @Override
+        void fill() {
+            for (int i = 0; i < slots.length; i++) {
+                replace(i);
+            }
+        }
+
+        @Override
+        void replace(final int slot) {
+            final ByteBuffer old = slots[slot];
+            if (old != null) {
+                invokeCleaner(old);
+            }
+            slots[slot] = floor.allocate(stack);
+        }
+
+        @Override
+        void releaseAll() {
+            for (int i = 0; i < slots.length; i++) {
+                if (slots[i] != null) {
+                    invokeCleaner(slots[i]);
+                    slots[i] = null;
+                }
+            }
+        }
+    }
+}
