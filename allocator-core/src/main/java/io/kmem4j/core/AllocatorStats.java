@@ -27,6 +27,7 @@ import java.util.List;
  * @param threadCachesRetired per-thread caches of dead threads adopted by the reaper
  * @param cacheIdsInUse       cache ids in use in this JVM (of 65535)
  * @param hookFailures        release hooks that failed inside kmem4j (the block was kept, nothing thrown)
+ * @param allocationFailures  allocations that failed inside kmem4j (e.g. heap exhausted) and went to the JDK
  * @param doubleFrees         second or racing releases of an explicit buffer, and objects found already
  *                            free in their slab (all ignored)
  * @param caches              per size class
@@ -51,6 +52,7 @@ public record AllocatorStats(
     long threadCachesRetired,
     int cacheIdsInUse,
     long hookFailures,
+    long allocationFailures,
     long doubleFrees,
     List<CacheStats> caches) {
 

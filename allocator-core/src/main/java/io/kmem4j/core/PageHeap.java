@@ -9,14 +9,17 @@ import org.agrona.UnsafeApi;
  * chunks.
  *
  * <p>Locks: taking and returning pages is lock-free (CAS on a chunk's page bitmap).
- * {@code growLock} serialises only adding and removing whole chunks (rare: once per
- * {@code chunkSizeBytes} of growth), never the allocation of objects; it is taken after a cache
- * lock, never before one.
+ * {@code growSerializer} is held while one thread reserves a new chunk from the JDK (which may run
+ * GC and sleep); no cache lock is ever held then. {@code growLock} is held only to publish or
+ * remove a chunk; it may be taken after a cache lock (emptying a slab), never before one.
  */
 final class PageHeap {
     private final int chunkBytes;
     private final int retainedEmptyChunks;
     final ChunkMap map;
+    /** Serialises reserving new chunks; never held together with a cache lock. */
+    private final ReentrantLock growSerializer = new ReentrantLock();
+    /** Guards publishing and removing chunks; held briefly, may be taken under a cache lock. */
     private final ReentrantLock growLock = new ReentrantLock();
     private volatile Chunk[] chunks = new Chunk[0];
     private long chunksAllocated;
@@ -32,21 +35,24 @@ final class PageHeap {
     }
 
     /**
-     * Carves a new slab for {@code cache}, growing by one chunk when no run is free.
+     * Carves a new slab for {@code cache} from a free run of pages, without growing.
      *
-     * @throws OutOfMemoryError from {@code java.nio.Bits} when the direct-memory budget is exhausted
+     * @return the slab, or {@code null} when no chunk has a free run: the caller releases its cache
+     *         lock, calls {@link #grow(Chunk[])} with {@link #snapshot()} taken before, and retries
      */
-    Slab newSlab(final SlabCache cache) {
-        for (;;) {
-            final Chunk[] snapshot = chunks;
-            for (final Chunk c : snapshot) {
-                final int page = c.takePages(cache.slabPages);
-                if (page >= 0) {
-                    return install(c, page, cache);
-                }
+    Slab tryNewSlab(final SlabCache cache) {
+        for (final Chunk c : chunks) {
+            final int page = c.takePages(cache.slabPages);
+            if (page >= 0) {
+                return install(c, page, cache);
             }
-            grow(snapshot);
         }
+        return null;
+    }
+
+    /** @return the current set of chunks, to pass to {@link #grow(Chunk[])}. */
+    Chunk[] snapshot() {
+        return chunks;
     }
 
     private static Slab install(final Chunk c, final int headPage, final SlabCache cache) {
@@ -59,23 +65,38 @@ final class PageHeap {
         return s;
     }
 
-    private void grow(final Chunk[] seen) {
-        growLock.lock();
+    /**
+     * Adds one chunk unless the set changed since {@code seen} (someone grew or shrank: look again).
+     * Must be called with no cache lock held: reserving can make the JDK run GC and sleep (up to about
+     * half a second in {@code java.nio.Bits}), and the threads that would give memory back need those
+     * locks. Growers queue on {@code growSerializer}, so a burst of misses adds one chunk, not one per
+     * thread; publishing takes {@code growLock} only for a moment.
+     *
+     * @throws OutOfMemoryError from {@code java.nio.Bits} when the direct-memory budget is exhausted
+     */
+    void grow(final Chunk[] seen) {
+        growSerializer.lock();
         try {
             if (chunks != seen) {
-                return; // someone else grew (or shrank) meanwhile: look again
+                return;
             }
             final Chunk c = Chunk.allocate(chunkBytes);
             if (zeroChunks) {
                 UnsafeApi.setMemory(c.base, c.size, (byte) 0); // objects start all-zero when frees zero
             }
-            map.add(c);
-            final Chunk[] next = java.util.Arrays.copyOf(seen, seen.length + 1);
-            next[seen.length] = c;
-            chunks = next;
-            chunksAllocated++;
+            growLock.lock();
+            try {
+                map.add(c);
+                final Chunk[] current = chunks;
+                final Chunk[] next = java.util.Arrays.copyOf(current, current.length + 1);
+                next[current.length] = c;
+                chunks = next;
+                chunksAllocated++;
+            } finally {
+                growLock.unlock();
+            }
         } finally {
-            growLock.unlock();
+            growSerializer.unlock();
         }
     }
 
@@ -126,7 +147,7 @@ final class PageHeap {
         }
     }
 
-    /** Takes every page of an empty chunk so no racing {@link #newSlab} can use it; false if one did. */
+    /** Takes every page of an empty chunk so no racing {@link #tryNewSlab} can use it; false if one did. */
     private static boolean seal(final Chunk c) {
         return c.seal();
     }

@@ -85,6 +85,20 @@ final class RemoteInbox extends RemoteInboxPad2 {
         }
     }
 
+    /** Publishes a chain whose end must be found by walking it (failure paths only). */
+    void pushChain(final long first) {
+        if (first == 0) {
+            return;
+        }
+        long last = first;
+        for (long n = next(last); n != 0; n = next(last)) {
+            last = n;
+        }
+        if (!push(first, last)) {
+            throw new IllegalStateException("inbox closed");
+        }
+    }
+
     /** @return true when some frees wait (a plain volatile read). */
     boolean nonEmpty() {
         final long h = head;

@@ -98,6 +98,7 @@ public final class SlabAllocator implements AutoCloseable {
     private final LongAdder fallbacks = new LongAdder();
     private final LongAdder explicitDoubleFrees = new LongAdder();
     private final LongAdder hookFailures = new LongAdder();
+    private final LongAdder allocationFailures = new LongAdder();
     private final LongAdder trims = new LongAdder();
     private final Thread reaper;
     private volatile boolean closed;
@@ -282,6 +283,9 @@ public final class SlabAllocator implements AutoCloseable {
             } catch (final IllegalStateException closedMeanwhile) {
                 return 0; // the allocator closed after this call checked: the JDK serves it
             }
+        } catch (final Throwable unexpected) {
+            allocationFailures.increment(); // e.g. a heap OutOfMemoryError: the JDK serves this one
+            return 0;
         } finally {
             tc.busy = false;
         }
@@ -303,36 +307,44 @@ public final class SlabAllocator implements AutoCloseable {
 
     /**
      * Both magazines are empty: exchange the previous one for a full one from the depot, else fill
-     * the loaded one from this thread's frozen slab, freezing a new slab when it is used up.
+     * the loaded one from this thread's frozen slab, freezing a new slab when it is used up. When no
+     * page is free the cache lock is released before the page heap grows (growing may run GC).
      *
      * @throws OutOfMemoryError when a new chunk cannot be reserved
+     * @throws IllegalStateException when the allocator closed meanwhile
      */
     private long refill(final ThreadCache tc, final int cls) {
-        final Magazine m = tc.loaded[cls];
-        final Magazine p = tc.previous[cls];
         final SlabCache c = caches[cls];
-        c.lock.lock();
-        try {
-            final Magazine full = c.takeFullLocked();
-            if (full != null) {
-                c.putEmptyLocked(p);
-                tc.previous[cls] = m;
-                tc.loaded[cls] = full;
-                return full.rounds[--full.count];
-            }
-            Slab s = tc.current[cls];
-            if (s == null || s.freeObjects() == 0) {
-                if (s != null) {
-                    tc.current[cls] = null;
-                    c.unfreezeLocked(s);
+        for (;;) {
+            final Chunk[] seen = pages.snapshot();
+            c.lock.lock();
+            try {
+                final Magazine m = tc.loaded[cls];
+                final Magazine p = tc.previous[cls];
+                final Magazine full = c.takeFullLocked();
+                if (full != null) {
+                    c.putEmptyLocked(p);
+                    tc.previous[cls] = m;
+                    tc.loaded[cls] = full;
+                    return full.rounds[--full.count];
                 }
-                s = c.freezeSlabLocked(tc);
-                tc.current[cls] = s;
+                Slab s = tc.current[cls];
+                if (s == null || s.freeObjects() == 0) {
+                    if (s != null) {
+                        tc.current[cls] = null;
+                        c.unfreezeLocked(s);
+                    }
+                    s = c.freezeSlabLocked(tc);
+                    tc.current[cls] = s;
+                }
+                if (s != null) {
+                    s.fill(m, m.rounds.length);
+                    return m.rounds[--m.count];
+                }
+            } finally {
+                c.lock.unlock();
             }
-            s.fill(m, m.rounds.length);
-            return m.rounds[--m.count];
-        } finally {
-            c.lock.unlock();
+            pages.grow(seen);
         }
     }
 
@@ -340,14 +352,22 @@ public final class SlabAllocator implements AutoCloseable {
     private ByteBuffer allocateShared(final ThreadCache tc, final int capacity, final boolean tracked) {
         final int cls = classes.indexOf(capacity);
         final SlabCache c = caches[cls];
-        final long address;
-        c.lock.lock();
+        long address = 0;
         try {
-            address = c.takeOneLocked();
+            while (address == 0) {
+                final Chunk[] seen = pages.snapshot();
+                c.lock.lock();
+                try {
+                    address = c.takeOneLocked();
+                } finally {
+                    c.lock.unlock();
+                }
+                if (address == 0) {
+                    pages.grow(seen); // no lock held: growing may run GC
+                }
+            }
         } catch (final OutOfMemoryError | IllegalStateException e) {
             return fallback(); // budget exhausted, or the allocator closed meanwhile
-        } finally {
-            c.lock.unlock();
         }
         final ByteBuffer b;
         try {
@@ -356,7 +376,7 @@ public final class SlabAllocator implements AutoCloseable {
             }
             b = JdkInternals.newDirectBuffer(capacity, address, tracked ? new Release(this, address, capacity) : null);
         } catch (final Throwable t) {
-            deliverOrphan(address);
+            deliverOrphan(tc, address);
             return fallback();
         }
         final int base = ThreadCache.classBase(cls);
@@ -453,7 +473,7 @@ public final class SlabAllocator implements AutoCloseable {
                 if (owner != 0) {
                     tc.sendRemote(owner, address);
                 } else {
-                    deliverOrphan(address);
+                    deliverOrphan(tc, address);
                 }
                 return;
             }
@@ -500,9 +520,14 @@ public final class SlabAllocator implements AutoCloseable {
             Magazine e;
             c.lock.lock();
             try {
-                if (c.putFullLocked(p)) {
-                    e = c.takeEmptyLocked();
+                // take the empty magazine first: if that fails (heap exhausted) nothing has changed
+                e = c.fullMagazinesLocked() < config.depotMagazines() ? c.takeEmptyLocked() : null;
+                if (e != null && c.putFullLocked(p)) {
+                    // p now belongs to the depot
                 } else {
+                    if (e != null) {
+                        c.putEmptyLocked(e);
+                    }
                     c.flushLocked(p, tc);
                     e = p;
                 }
@@ -539,15 +564,23 @@ public final class SlabAllocator implements AutoCloseable {
 
     private void absorb(final ThreadCache tc, final long chain) {
         long n = 0;
-        for (long a = chain; a != 0; ) {
-            final long next = RemoteInbox.unlink(a);
-            final Chunk c = pages.map.find(a);
-            final int cls = CacheTable.get(Counters.cacheId(c.counters[c.head[c.pageOf(a)]])).classIndex;
-            putLocal(tc, cls, a);
-            n++;
-            a = next;
+        long a = chain;
+        try {
+            while (a != 0) {
+                final Chunk c = pages.map.find(a);
+                final int cls = CacheTable.get(Counters.cacheId(c.counters[c.head[c.pageOf(a)]])).classIndex;
+                final long next = RemoteInbox.next(a);
+                putLocal(tc, cls, a);
+                RemoteInbox.unlink(a); // (putLocal never touches the object's memory)
+                n++;
+                a = next;
+            }
+        } catch (final Throwable t) {
+            orphans.pushChain(a); // nothing is stranded: the rest waits for the next drain
+            throw t;
+        } finally {
+            tc.count(ThreadCache.REMOTE_ABSORBED, n);
         }
-        tc.count(ThreadCache.REMOTE_ABSORBED, n);
     }
 
     /** Hands a batch to the owner's inbox, or to the orphan inbox when that owner is gone. */
@@ -559,7 +592,10 @@ public final class SlabAllocator implements AutoCloseable {
         }
     }
 
-    private void deliverOrphan(final long address) {
+    /** A deferred free with no owner to send it to (counted as sent; absorbed by whoever drains orphans). */
+    private void deliverOrphan(final ThreadCache tc, final long address) {
+        tc.count(ThreadCache.REMOTE_SENT, 1);
+        tc.count(ThreadCache.REMOTE_BATCHES, 1);
         orphans.push(address, address);
     }
 
@@ -574,7 +610,8 @@ public final class SlabAllocator implements AutoCloseable {
     private ThreadCache attach(final Thread t) {
         ThreadCache tc = byThread.get(t);
         if (tc == null) {
-            if (isVirtual(t)) {
+            if (isVirtual(t) || closed) {
+                // no private cache after close: nobody would adopt it when the thread ends
                 tc = sharedCache;
             } else if ("Reference Handler".equals(t.getName()) && t.getThreadGroup() != null
                 && t.getThreadGroup().getParent() == null) {
@@ -770,15 +807,15 @@ public final class SlabAllocator implements AutoCloseable {
     // ------------------------------------------------------------------------------- trim, stats
 
     /**
-     * Returns memory to the JDK: orphaned frees go back to their slabs, every depot is flushed, spare
-     * slabs are freed and wholly empty chunks are released. Objects held in live threads' magazines
+     * Returns memory to the JDK: the caches of ended threads are adopted, orphaned frees go back to
+     * their slabs, every depot is flushed, spare slabs are freed and wholly empty chunks are released. Objects held in live threads' magazines
      * and frozen slabs stay (they belong to those threads).
      *
      * @return bytes of chunk memory released
      */
     public long trim() {
         trims.increment();
-        returnOrphans();
+        reap();
         for (final SlabCache c : caches) {
             c.lock.lock();
             try {
@@ -841,7 +878,7 @@ public final class SlabAllocator implements AutoCloseable {
             sum[ThreadCache.ALLOC_BYTES] - sum[ThreadCache.FREE_BYTES], pages.reservedBytes(), fallbacks.sum(),
             sum[ThreadCache.REMOTE_SENT], sum[ThreadCache.REMOTE_ABSORBED], sum[ThreadCache.REMOTE_BATCHES],
             hits, misses, pages.chunkCount(), pages.chunksAllocated(), pages.chunksReleased(), trims.sum(), live,
-            retiredCount, CacheTable.used(), hookFailures.sum(),
+            retiredCount, CacheTable.used(), hookFailures.sum(), allocationFailures.sum(),
             explicitDoubleFrees.sum() + cs.stream().mapToLong(CacheStats::doubleFrees).sum(), List.copyOf(cs));
     }
 

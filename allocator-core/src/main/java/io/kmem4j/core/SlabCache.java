@@ -30,8 +30,9 @@ final class SlabCache {
     final String name;
     final ReentrantLock lock = new ReentrantLock();
 
-    private final ArrayDeque<Magazine> fullMagazines = new ArrayDeque<>();
-    private final ArrayDeque<Magazine> emptyMagazines = new ArrayDeque<>();
+    // pre-sized past their limits: adding never grows them, so a depot operation never fails half-way
+    private final ArrayDeque<Magazine> fullMagazines;
+    private final ArrayDeque<Magazine> emptyMagazines;
     private final TreeSet<Slab> partial = new TreeSet<>();
     private Slab spare;
     /** Rounds for threads without a private cache (virtual threads), used under the lock. */
@@ -55,6 +56,8 @@ final class SlabCache {
         this.objectsPerSlab = (int) Math.min(Counters.MAX_OBJECTS,
             ((long) slabPages * SlabAllocatorConfig.PAGE_SIZE_BYTES) / objectSize);
         this.name = "kmem4j-" + objectSize;
+        this.fullMagazines = new ArrayDeque<>(allocator.config.depotMagazines() + 2);
+        this.emptyMagazines = new ArrayDeque<>(allocator.config.depotMagazines() + 3);
         this.id = CacheTable.register(this);
     }
 
@@ -97,9 +100,10 @@ final class SlabCache {
 
     /**
      * Freezes a slab for {@code tc}: the lowest-address partial slab, else the spare, else a new
-     * one.
+     * one carved from free pages.
      *
-     * @throws OutOfMemoryError when a new chunk cannot be reserved
+     * @return the slab, or {@code null} when the page heap must grow first (without this lock)
+     * @throws IllegalStateException when the cache was retired (its allocator closed)
      */
     Slab freezeSlabLocked(final ThreadCache tc) {
         Slab s = partial.pollFirst();
@@ -110,6 +114,9 @@ final class SlabCache {
             spare = null;
         } else {
             s = newSlabLocked();
+            if (s == null) {
+                return null;
+            }
         }
         s.counters(Counters.withFrozen(s.counters(), true));
         s.chunk.ownerRelease(s.headPage, tc.id);
@@ -117,7 +124,7 @@ final class SlabCache {
     }
 
     /**
-     * @throws OutOfMemoryError when a new chunk cannot be reserved
+     * @return a new slab, or {@code null} when no free run of pages exists
      * @throws IllegalStateException when the cache was retired (its allocator closed): the caller
      *         falls back to the JDK
      */
@@ -125,9 +132,11 @@ final class SlabCache {
         if (retired) {
             throw new IllegalStateException(name + " is closed");
         }
-        final Slab s = allocator.pages.newSlab(this);
-        slabs++;
-        slabsCreated++;
+        final Slab s = allocator.pages.tryNewSlab(this);
+        if (s != null) {
+            slabs++;
+            slabsCreated++;
+        }
         return s;
     }
 
@@ -177,7 +186,8 @@ final class SlabCache {
      * Takes one object for a thread without a private cache: from the shared magazine, refilled
      * from the depot or from the lowest-address slab with free objects (not frozen).
      *
-     * @throws OutOfMemoryError when a new chunk cannot be reserved
+     * @return an object, or 0 when the page heap must grow first (without this lock)
+     * @throws IllegalStateException when the cache was retired (its allocator closed)
      */
     long takeOneLocked() {
         if (shared == null) {
@@ -196,6 +206,9 @@ final class SlabCache {
                         spare = null;
                     } else {
                         s = newSlabLocked();
+                        if (s == null) {
+                            return 0;
+                        }
                     }
                 }
                 s.fill(shared, shared.rounds.length);
