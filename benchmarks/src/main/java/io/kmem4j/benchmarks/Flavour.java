@@ -30,6 +30,8 @@ import io.netty.buffer.PooledByteBufAllocator;
  *   <tr><td>{@code jdkGc}</td><td>{@code ByteBuffer.allocateDirect}</td><td>none: the buffer is dropped and GC's
  *       cleaner frees it (the cost shows up as GC and Reference Handler work)</td></tr>
  *   <tr><td>{@code kmem4jTracked}</td><td>{@code SlabAllocator.allocate}</td><td>{@code Unsafe.invokeCleaner}</td></tr>
+ *   <tr><td>{@code kmem4jTrackedZeroOnFree}, {@code kmem4jExplicitZeroOnFree}</td><td>as above with
+ *       {@code zeroOnFree=true}: memory is zeroed as it is released, not as it is allocated</td><td>as above</td></tr>
  *   <tr><td>{@code kmem4jExplicit}</td><td>{@code SlabAllocator.allocateExplicit} (no cleaner)</td>
  *       <td>{@code SlabAllocator.free}</td></tr>
  *   <tr><td>{@code nettyPooled}</td><td>{@code PooledByteBufAllocator.DEFAULT.directBuffer(size, size)}</td>
@@ -47,7 +49,8 @@ import io.netty.buffer.PooledByteBufAllocator;
 abstract class Flavour implements AutoCloseable {
     /** All flavour names, in report order. */
     static final String[] NAMES = {
-        "jdk", "jdkGc", "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive", "unsafe", "floor"};
+        "jdk", "jdkGc", "kmem4jTracked", "kmem4jExplicit", "kmem4jTrackedZeroOnFree", "kmem4jExplicitZeroOnFree",
+        "nettyPooled", "nettyAdaptive", "unsafe", "floor"};
 
     final String name;
     final int size;
@@ -71,9 +74,13 @@ abstract class Flavour implements AutoCloseable {
             case "jdkGc":
                 return new JdkGc(size);
             case "kmem4jTracked":
-                return new Kmem4jTracked(size);
+                return new Kmem4jTracked(name, size, false);
             case "kmem4jExplicit":
-                return new Kmem4jExplicit(size);
+                return new Kmem4jExplicit(name, size, false);
+            case "kmem4jTrackedZeroOnFree":
+                return new Kmem4jTracked(name, size, true);
+            case "kmem4jExplicitZeroOnFree":
+                return new Kmem4jExplicit(name, size, true);
             case "nettyPooled":
                 return new NettyPooled(size);
             case "nettyAdaptive":
@@ -209,12 +216,16 @@ abstract class Flavour implements AutoCloseable {
         }
     }
 
-    /** Base of the kmem4j flavours: one {@link SlabAllocator} with the default configuration per trial. */
+    /**
+     * Base of the kmem4j flavours: one {@link SlabAllocator} per trial with the default configuration,
+     * or with {@code zeroOnFree} (zero on release instead of on allocation: the *ZeroOnFree names).
+     */
     abstract static class Kmem4j extends Flavour {
-        final SlabAllocator allocator = new SlabAllocator(SlabAllocatorConfig.defaults());
+        final SlabAllocator allocator;
 
-        Kmem4j(final String name, final int size) {
+        Kmem4j(final String name, final int size, final boolean zeroOnFree) {
             super(name, size);
+            this.allocator = new SlabAllocator(SlabAllocatorConfig.builder().zeroOnFree(zeroOnFree).build());
         }
 
         @Override
@@ -238,8 +249,8 @@ abstract class Flavour implements AutoCloseable {
 
     /** {@code SlabAllocator.allocate} (buffer with a JDK cleaner) + {@code Unsafe.invokeCleaner}. */
     static final class Kmem4jTracked extends Kmem4j {
-        Kmem4jTracked(final int size) {
-            super("kmem4jTracked", size);
+        Kmem4jTracked(final String name, final int size, final boolean zeroOnFree) {
+            super(name, size, zeroOnFree);
         }
 
         @Override
@@ -255,8 +266,8 @@ abstract class Flavour implements AutoCloseable {
 
     /** {@code SlabAllocator.allocateExplicit} (no cleaner) + {@code SlabAllocator.free}. */
     static final class Kmem4jExplicit extends Kmem4j {
-        Kmem4jExplicit(final int size) {
-            super("kmem4jExplicit", size);
+        Kmem4jExplicit(final String name, final int size, final boolean zeroOnFree) {
+            super(name, size, zeroOnFree);
         }
 
         @Override

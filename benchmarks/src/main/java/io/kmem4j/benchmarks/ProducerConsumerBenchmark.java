@@ -61,7 +61,7 @@ public class ProducerConsumerBenchmark {
         public int size;
 
         /** Flavour name: any flavour with buffer objects (not {@code unsafe} or {@code floor}). */
-        @Param({"jdk", "kmem4jTracked", "nettyPooled"})
+        @Param({"jdk", "kmem4jTracked", "kmem4jExplicit", "nettyPooled"})
         public String allocator;
 
         Flavour flavour;

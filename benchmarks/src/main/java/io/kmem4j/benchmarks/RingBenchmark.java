@@ -66,7 +66,8 @@ public class RingBenchmark {
         public int size;
 
         /** Flavour name, see {@link Flavour}. */
-        @Param({"jdk", "jdkGc", "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive", "unsafe", "floor"})
+        @Param({"jdk", "jdkGc", "kmem4jTracked", "kmem4jExplicit", "kmem4jTrackedZeroOnFree", "kmem4jExplicitZeroOnFree",
+            "nettyPooled", "nettyAdaptive", "unsafe", "floor"})
         public String allocator;
 
         Flavour flavour;
