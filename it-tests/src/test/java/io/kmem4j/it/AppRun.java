@@ -113,7 +113,10 @@ public record AppRun(String name, int exit, List<String> stdout, List<String> st
     public Map<String, String> summaryCounters() {
         Optional<String> line = stderr.stream().filter(l -> l.startsWith("[kmem4j] summary: allocations=")).findFirst();
         assertThat(line).as("a '[kmem4j] summary: allocations=...' line on stderr of %s\n%s", name, description).isPresent();
-        return KeyValues.parse(line.get());
+        Map<String, String> all = new java.util.LinkedHashMap<>(KeyValues.parse(line.get()));
+        stderr.stream().filter(l -> l.startsWith("[kmem4j] summary: remoteFreesSent="))
+                .forEach(l -> all.putAll(KeyValues.parse(l)));
+        return all;
     }
 
     /** {@code allocations=} of the summary line. */
