@@ -23,6 +23,10 @@ final class PageHeap {
     private final ReentrantLock growLock = new ReentrantLock();
     private volatile Chunk[] chunks = new Chunk[0];
     private long chunksAllocated;
+    // under growSerializer
+    private long reserveAttempts;
+    private OutOfMemoryError lastFailure;
+    private long lastFailureNanos;
     private long chunksReleased;
 
     private final boolean zeroChunks;
@@ -75,12 +79,26 @@ final class PageHeap {
      * @throws OutOfMemoryError from {@code java.nio.Bits} when the direct-memory budget is exhausted
      */
     void grow(final Chunk[] seen) {
+        final long queuedAt = System.nanoTime();
         growSerializer.lock();
         try {
             if (chunks != seen) {
                 return;
             }
-            final Chunk c = Chunk.allocate(chunkBytes);
+            // The thread before us failed to reserve while we queued: share its outcome instead of
+            // running the JDK's GC-and-back-off loop again (a burst of misses costs one back-off).
+            if (lastFailure != null && lastFailureNanos - queuedAt >= 0) {
+                throw lastFailure;
+            }
+            final Chunk c;
+            try {
+                reserveAttempts++;
+                c = Chunk.allocate(chunkBytes);
+            } catch (final OutOfMemoryError e) {
+                lastFailure = e;
+                lastFailureNanos = System.nanoTime();
+                throw e;
+            }
             if (zeroChunks) {
                 UnsafeApi.setMemory(c.base, c.size, (byte) 0); // objects start all-zero when frees zero
             }
@@ -98,6 +116,11 @@ final class PageHeap {
         } finally {
             growSerializer.unlock();
         }
+    }
+
+    /** @return reservations of a new chunk attempted (successful or not), under the grow serialiser. */
+    long reserveAttempts() {
+        return reserveAttempts;
     }
 
     /** Returns a slab's pages; releases its chunk when it is empty beyond the retained count. */

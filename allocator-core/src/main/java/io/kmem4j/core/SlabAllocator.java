@@ -265,25 +265,30 @@ public final class SlabAllocator implements AutoCloseable {
                 return a;
             }
             try {
-                return refill(tc, cls);
+                return refill(tc, cls, true);
             } catch (final OutOfMemoryError budgetExhausted) {
                 // The JDK's reserve loop already ran GC and waited for cleaners: our GC-driven frees
-                // now sit in inboxes. Take them in, give back what the depots hold, try once more.
+                // now sit in inboxes. Take them in and give back what the depots hold; try once more,
+                // growing again only if that released a chunk (otherwise the JDK's own path below
+                // would just repeat the back-off we already sat through).
                 absorbRemoteFrees(tc);
                 a = fromMagazines(tc, cls);
                 if (a != 0) {
                     return a;
                 }
-                trim();
+                final boolean released = trim() > 0;
                 try {
-                    return refill(tc, cls);
-                } catch (final OutOfMemoryError | IllegalStateException stillExhausted) {
+                    return refill(tc, cls, released);
+                } catch (final OutOfMemoryError | SlabCache.RetiredException stillExhausted) {
                     return 0; // the JDK's own path reserves with GC and back-off and throws its own error
                 }
-            } catch (final IllegalStateException closedMeanwhile) {
+            } catch (final SlabCache.RetiredException closedMeanwhile) {
                 return 0; // the allocator closed after this call checked: the JDK serves it
             }
         } catch (final Throwable unexpected) {
+            if (DEBUG && unexpected instanceof IllegalStateException) {
+                throw (IllegalStateException) unexpected; // a broken invariant must surface in debug mode
+            }
             allocationFailures.increment(); // e.g. a heap OutOfMemoryError: the JDK serves this one
             return 0;
         } finally {
@@ -313,13 +318,19 @@ public final class SlabAllocator implements AutoCloseable {
      * @throws OutOfMemoryError when a new chunk cannot be reserved
      * @throws IllegalStateException when the allocator closed meanwhile
      */
-    private long refill(final ThreadCache tc, final int cls) {
+    private long refill(final ThreadCache tc, final int cls, final boolean mayGrow) {
         final SlabCache c = caches[cls];
+        final Magazine m = tc.loaded[cls];
+        final Slab frozen = tc.current[cls];
+        if (frozen != null && frozen.freeObjects() > 0) {
+            // my frozen slab: only I take from its bitmap, no lock (seed 001: lowest addresses first)
+            frozen.fill(m, m.rounds.length);
+            return m.rounds[--m.count];
+        }
         for (;;) {
             final Chunk[] seen = pages.snapshot();
             c.lock.lock();
             try {
-                final Magazine m = tc.loaded[cls];
                 final Magazine p = tc.previous[cls];
                 final Magazine full = c.takeFullLocked();
                 if (full != null) {
@@ -344,6 +355,9 @@ public final class SlabAllocator implements AutoCloseable {
             } finally {
                 c.lock.unlock();
             }
+            if (!mayGrow) {
+                throw new OutOfMemoryError("kmem4j: no free slab and growing is not allowed now");
+            }
             pages.grow(seen);
         }
     }
@@ -366,7 +380,7 @@ public final class SlabAllocator implements AutoCloseable {
                     pages.grow(seen); // no lock held: growing may run GC
                 }
             }
-        } catch (final OutOfMemoryError | IllegalStateException e) {
+        } catch (final OutOfMemoryError | SlabCache.RetiredException e) {
             return fallback(); // budget exhausted, or the allocator closed meanwhile
         }
         final ByteBuffer b;
@@ -466,9 +480,6 @@ public final class SlabAllocator implements AutoCloseable {
                 }
                 UnsafeApi.setMemory(address, capacity, POISON);
             }
-            if (zeroOnFree) {
-                UnsafeApi.setMemory(address, capacity, (byte) 0); // while the memory is hot in this core's cache
-            }
             if (tc.kind != ThreadCache.CACHING || tc.busy) {
                 if (owner != 0) {
                     tc.sendRemote(owner, address);
@@ -478,6 +489,9 @@ public final class SlabAllocator implements AutoCloseable {
                 return;
             }
             if (owner == 0 || owner == tc.id) {
+                if (zeroOnFree) {
+                    UnsafeApi.setMemory(address, capacity, (byte) 0); // while hot in this core's cache
+                }
                 final Magazine m = tc.loaded[cls];
                 if (m.count < m.rounds.length) {
                     m.rounds[m.count++] = address;
@@ -488,7 +502,11 @@ public final class SlabAllocator implements AutoCloseable {
                 tc.sendRemote(owner, address);
             }
         } catch (final Throwable t) {
-            hookFailures.increment(); // the block stays taken; a throwing cleaner would exit the JVM
+            try {
+                hookFailures.increment(); // the block stays taken; a throwing cleaner would exit the JVM
+            } catch (final Throwable ignored) {
+                // even counting may fail when the heap is exhausted: never throw from a cleaner
+            }
         }
     }
 
@@ -571,7 +589,7 @@ public final class SlabAllocator implements AutoCloseable {
                 final int cls = CacheTable.get(Counters.cacheId(c.counters[c.head[c.pageOf(a)]])).classIndex;
                 final long next = RemoteInbox.next(a);
                 putLocal(tc, cls, a);
-                RemoteInbox.unlink(a); // (putLocal never touches the object's memory)
+                clearDeferred(a, classes.size(cls)); // (putLocal never touches the object's memory)
                 n++;
                 a = next;
             }
@@ -671,8 +689,11 @@ public final class SlabAllocator implements AutoCloseable {
         }
     }
 
-    /** Adopts the caches of threads that have ended and returns orphaned frees to their slabs. */
-    void reap() {
+    /**
+     * Adopts the caches of threads that have ended and returns orphaned frees to their slabs.
+     * Serialised: a caller returns only after any reap in progress (the reaper thread's) is done.
+     */
+    synchronized void reap() {
         for (final ThreadCache tc : byThread.values()) {
             // remove first: the reaper thread and trim() callers may reap at the same time
             if (!tc.thread.isAlive() && byThread.remove(tc.thread, tc)) {
@@ -719,12 +740,25 @@ public final class SlabAllocator implements AutoCloseable {
         }
     }
 
+    /**
+     * A deferred free arrives: clear its link word, or with {@code zeroOnFree} the whole object (remote
+     * and GC-driven frees are not zeroed by the sender, so the Reference Handler never zeroes).
+     */
+    private void clearDeferred(final long address, final int objectSize) {
+        if (zeroOnFree) {
+            UnsafeApi.setMemory(address, objectSize, (byte) 0);
+        } else {
+            RemoteInbox.unlink(address);
+        }
+    }
+
     private void returnToSlabs(final long chain, final ThreadCache me) {
         long n = 0;
         final Chunk[] hint = new Chunk[1];
         for (long a = chain; a != 0; ) {
-            final long next = RemoteInbox.unlink(a);
+            final long next = RemoteInbox.next(a);
             final Slab s = slabOf(a, hint);
+            clearDeferred(a, s.objectSize);
             s.cache.lock.lock();
             try {
                 s.cache.returnObjectLocked(s, a, me);

@@ -103,7 +103,7 @@ final class SlabCache {
      * one carved from free pages.
      *
      * @return the slab, or {@code null} when the page heap must grow first (without this lock)
-     * @throws IllegalStateException when the cache was retired (its allocator closed)
+     * @throws RetiredException when the cache was retired (its allocator closed)
      */
     Slab freezeSlabLocked(final ThreadCache tc) {
         Slab s = partial.pollFirst();
@@ -125,12 +125,12 @@ final class SlabCache {
 
     /**
      * @return a new slab, or {@code null} when no free run of pages exists
-     * @throws IllegalStateException when the cache was retired (its allocator closed): the caller
+     * @throws RetiredException when the cache was retired (its allocator closed): the caller
      *         falls back to the JDK
      */
     private Slab newSlabLocked() {
         if (retired) {
-            throw new IllegalStateException(name + " is closed");
+            throw new RetiredException(name);
         }
         final Slab s = allocator.pages.tryNewSlab(this);
         if (s != null) {
@@ -138,6 +138,15 @@ final class SlabCache {
             slabsCreated++;
         }
         return s;
+    }
+
+    /** This cache gave its id back (its allocator closed): the caller falls back to the JDK. */
+    static final class RetiredException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        RetiredException(final String cache) {
+            super(cache + " is closed");
+        }
     }
 
     /** Unfreezes {@code s} (the owner gives it up): it joins the partial list or is emptied. */
@@ -187,7 +196,7 @@ final class SlabCache {
      * from the depot or from the lowest-address slab with free objects (not frozen).
      *
      * @return an object, or 0 when the page heap must grow first (without this lock)
-     * @throws IllegalStateException when the cache was retired (its allocator closed)
+     * @throws RetiredException when the cache was retired (its allocator closed)
      */
     long takeOneLocked() {
         if (shared == null) {
@@ -229,11 +238,12 @@ final class SlabCache {
     /** Flushes every round of {@code m} back to the slabs. */
     void flushLocked(final Magazine m, final ThreadCache me) {
         final Chunk[] hint = new Chunk[1];
-        for (int i = 0; i < m.count; i++) {
-            final long a = m.rounds[i];
+        while (m.count > 0) {
+            // pop first: if returning throws (heap exhausted), that round is at worst leaked, never
+            // left both in the magazine and free in its slab (which would hand it out twice)
+            final long a = m.rounds[--m.count];
             returnObjectLocked(allocator.slabOf(a, hint), a, me);
         }
-        m.count = 0;
     }
 
     private void emptiedLocked(final Slab s) {
