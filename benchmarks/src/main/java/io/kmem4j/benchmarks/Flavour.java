@@ -132,8 +132,15 @@ abstract class Flavour implements AutoCloseable {
 
     /** One thread's ring of slots. Not thread-safe: used by the thread that filled it. */
     abstract static class Ring {
+        /** @return the number of slots. */
+        abstract int slots();
+
         /** Allocates into every slot. */
-        abstract void fill();
+        final void fill() {
+            for (int i = 0; i < slots(); i++) {
+                replace(i);
+            }
+        }
 
         /** Releases what {@code slot} holds and allocates a new buffer into it. */
         abstract void replace(int slot);
@@ -153,10 +160,8 @@ abstract class Flavour implements AutoCloseable {
         }
 
         @Override
-        void fill() {
-            for (int i = 0; i < slots.length; i++) {
-                replace(i);
-            }
+        int slots() {
+            return slots.length;
         }
 
         @Override
@@ -366,10 +371,8 @@ abstract class Flavour implements AutoCloseable {
         }
 
         @Override
-        void fill() {
-            for (int i = 0; i < slots.length; i++) {
-                replace(i);
-            }
+        int slots() {
+            return slots.length;
         }
 
         @Override

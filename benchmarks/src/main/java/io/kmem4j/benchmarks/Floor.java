@@ -186,10 +186,8 @@ final class Floor extends Flavour {
         }
 
         @Override
-        void fill() {
-            for (int i = 0; i < slots.length; i++) {
-                replace(i);
-            }
+        int slots() {
+            return slots.length;
         }
 
         @Override
