@@ -21,6 +21,20 @@ final class Magazine {
         this.rounds = new long[capacity];
     }
 
+    /**
+     * Orders the rounds so that pops hand them out in ascending address order (seed
+     * {@code 001_f6795392cfb9b5c3.txt}): frees arrive in any order, and a magazine coming back for
+     * allocation would otherwise replay them LIFO. Slow path only (32 rounds: a few ns per object).
+     */
+    void sortForAscendingPops() {
+        java.util.Arrays.sort(rounds, 0, count);
+        for (int i = 0, j = count - 1; i < j; i++, j--) {
+            final long t = rounds[i];
+            rounds[i] = rounds[j];
+            rounds[j] = t;
+        }
+    }
+
     boolean isEmpty() {
         return count == 0;
     }

@@ -303,6 +303,7 @@ public final class SlabAllocator implements AutoCloseable {
         }
         final Magazine p = tc.previous[cls];
         if (p.count > 0) {
+            p.sortForAscendingPops();
             tc.loaded[cls] = p;
             tc.previous[cls] = m;
             return p.rounds[--p.count];
@@ -334,6 +335,7 @@ public final class SlabAllocator implements AutoCloseable {
                 final Magazine p = tc.previous[cls];
                 final Magazine full = c.takeFullLocked();
                 if (full != null) {
+                    full.sortForAscendingPops();
                     c.putEmptyLocked(p);
                     tc.previous[cls] = m;
                     tc.loaded[cls] = full;
