@@ -113,6 +113,10 @@ final class PageHeap {
             } finally {
                 growLock.unlock();
             }
+            final Events.ChunkGrow e = new Events.ChunkGrow();
+            e.bytes = c.reservedBytes;
+            e.chunks = chunks.length;
+            e.commit();
         } finally {
             growSerializer.unlock();
         }
@@ -162,6 +166,10 @@ final class PageHeap {
                     c.release();
                     released += c.reservedBytes;
                     chunksReleased++;
+                    final Events.ChunkRelease e = new Events.ChunkRelease();
+                    e.bytes = c.reservedBytes;
+                    e.chunks = current.length;
+                    e.commit();
                 }
             }
             return released;

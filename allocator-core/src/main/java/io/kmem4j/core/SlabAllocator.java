@@ -202,12 +202,11 @@ public final class SlabAllocator implements AutoCloseable {
     /** The allocation path of both flavours; {@code null} means "let the JDK allocate". */
     private ByteBuffer serve(final int capacity, final boolean tracked) {
         if (capacity < minCapacity || capacity > maxCapacity || closed) {
-            fallbacks.increment();
-            return null;
+            return fallback(capacity, closed ? "closed" : "size outside the served range");
         }
         final ThreadCache tc = threadCache();
         if (tc.kind != ThreadCache.CACHING || tc.busy) {
-            return tc.busy ? fallback() : allocateShared(tc, capacity, tracked);
+            return tc.busy ? fallback(capacity, "re-entrant call") : allocateShared(tc, capacity, tracked);
         }
         final int cls = classes.indexOf(capacity);
         final Magazine m = tc.loaded[cls];
@@ -218,14 +217,20 @@ public final class SlabAllocator implements AutoCloseable {
         } else {
             address = allocateSlow(tc, cls);
             if (address == 0) {
-                return fallback();
+                return fallback(capacity, "budget exhausted or failure");
             }
         }
         return build(tc, cls, address, capacity, tracked);
     }
 
-    private ByteBuffer fallback() {
+    private ByteBuffer fallback(final int capacity, final String reason) {
         fallbacks.increment();
+        final Events.Fallback e = new Events.Fallback();
+        if (e.shouldCommit()) {
+            e.capacity = capacity;
+            e.reason = reason;
+            e.commit();
+        }
         return null;
     }
 
@@ -240,7 +245,7 @@ public final class SlabAllocator implements AutoCloseable {
         } catch (final Throwable t) {
             // failure atomicity: the block goes back, no counter moved
             putLocal(tc, cls, address);
-            return fallback();
+            return fallback(capacity, "buffer construction failed: " + t);
         }
         final long[] st = tc.stats;
         final int base = ThreadCache.classBase(cls);
@@ -276,11 +281,19 @@ public final class SlabAllocator implements AutoCloseable {
                 if (a != 0) {
                     return a;
                 }
-                final boolean released = trim() > 0;
+                final long releasedBytes = trim();
+                final Events.BudgetPressure event = new Events.BudgetPressure();
+                event.begin();
+                event.cache = caches[cls].name;
+                event.releasedBytes = releasedBytes;
                 try {
-                    return refill(tc, cls, released);
+                    a = refill(tc, cls, releasedBytes > 0);
+                    event.recovered = true;
+                    return a;
                 } catch (final OutOfMemoryError | SlabCache.RetiredException stillExhausted) {
                     return 0; // the JDK's own path reserves with GC and back-off and throws its own error
+                } finally {
+                    event.commit();
                 }
             } catch (final SlabCache.RetiredException closedMeanwhile) {
                 return 0; // the allocator closed after this call checked: the JDK serves it
@@ -383,7 +396,7 @@ public final class SlabAllocator implements AutoCloseable {
                 }
             }
         } catch (final OutOfMemoryError | SlabCache.RetiredException e) {
-            return fallback(); // budget exhausted, or the allocator closed meanwhile
+            return fallback(capacity, "budget exhausted or closed"); // the JDK's path reserves with GC and back-off
         }
         final ByteBuffer b;
         try {
@@ -393,7 +406,7 @@ public final class SlabAllocator implements AutoCloseable {
             b = JdkInternals.newDirectBuffer(capacity, address, tracked ? new Release(this, address, capacity) : null);
         } catch (final Throwable t) {
             deliverOrphan(tc, address);
-            return fallback();
+            return fallback(capacity, "buffer construction failed: " + t);
         }
         final int base = ThreadCache.classBase(cls);
         tc.count(base + ThreadCache.ALLOCS, 1);
@@ -600,6 +613,11 @@ public final class SlabAllocator implements AutoCloseable {
             throw t;
         } finally {
             tc.count(ThreadCache.REMOTE_ABSORBED, n);
+            if (n > Events.BACKLOG_THRESHOLD) {
+                final Events.RemoteFreeBacklog e = new Events.RemoteFreeBacklog();
+                e.frees = n;
+                e.commit();
+            }
         }
     }
 

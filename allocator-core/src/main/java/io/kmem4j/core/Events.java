@@ -1,0 +1,95 @@
+package io.kmem4j.core;
+
+import jdk.jfr.Category;
+import jdk.jfr.DataAmount;
+import jdk.jfr.Description;
+import jdk.jfr.Event;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
+
+/**
+ * JDK Flight Recorder events of the allocator (category "kmem4j"), visible in {@code jfr print}
+ * and JDK Mission Control. Each is emitted off the fast path, or, for {@link Fallback}, behind
+ * {@code shouldCommit()}, which the JIT folds to nothing while the event is disabled.
+ */
+final class Events {
+    private Events() {
+    }
+
+    /** A chunk was taken from the JDK's direct-memory budget. */
+    @Name("io.kmem4j.ChunkGrow")
+    @Label("Chunk Grow")
+    @Category("kmem4j")
+    @Description("A chunk of off-heap memory was reserved from the JDK's direct-memory budget")
+    @StackTrace(false)
+    static final class ChunkGrow extends Event {
+        @Label("Chunk Size")
+        @DataAmount
+        long bytes;
+
+        @Label("Chunks After")
+        int chunks;
+    }
+
+    /** A wholly empty chunk was returned to the JDK. */
+    @Name("io.kmem4j.ChunkRelease")
+    @Label("Chunk Release")
+    @Category("kmem4j")
+    @Description("A wholly empty chunk was returned to the operating system and the JDK's budget (trim)")
+    @StackTrace(false)
+    static final class ChunkRelease extends Event {
+        @Label("Chunk Size")
+        @DataAmount
+        long bytes;
+
+        @Label("Chunks After")
+        int chunks;
+    }
+
+    /** The direct-memory budget was exhausted while a cache needed a new slab. */
+    @Name("io.kmem4j.BudgetPressure")
+    @Label("Budget Pressure")
+    @Category("kmem4j")
+    @Description("No chunk could be reserved: remote frees were absorbed and the allocator trimmed before"
+        + " retrying or passing the request to the JDK")
+    static final class BudgetPressure extends Event {
+        @Label("Cache")
+        String cache;
+
+        @Label("Released By Trim")
+        @DataAmount
+        long releasedBytes;
+
+        @Label("Recovered")
+        @Description("true when the retry was served from the slabs, false when the request went to the JDK")
+        boolean recovered;
+    }
+
+    /** An owner took in a large batch of frees other threads sent it. */
+    @Name("io.kmem4j.RemoteFreeBacklog")
+    @Label("Remote Free Backlog")
+    @Category("kmem4j")
+    @Description("An owner thread absorbed more deferred frees at once than the backlog threshold (1024)")
+    @StackTrace(false)
+    static final class RemoteFreeBacklog extends Event {
+        @Label("Frees Absorbed")
+        long frees;
+    }
+
+    /** A request went to the JDK's own allocation. */
+    @Name("io.kmem4j.Fallback")
+    @Label("Fallback To JDK")
+    @Category("kmem4j")
+    @Description("A request was passed to the JDK's own allocateDirect")
+    static final class Fallback extends Event {
+        @Label("Capacity")
+        @DataAmount
+        int capacity;
+
+        @Label("Reason")
+        String reason;
+    }
+
+    static final long BACKLOG_THRESHOLD = 1024;
+}
