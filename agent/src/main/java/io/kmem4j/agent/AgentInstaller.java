@@ -7,11 +7,7 @@ import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.Set;
 
-import javax.management.InstanceAlreadyExistsException;
-import javax.management.MBeanServer;
-import javax.management.ObjectName;
-
-import io.kmem4j.agent.jmx.AllocatorView;
+import io.kmem4j.agent.jmx.Kmem4jMBeans;
 import io.kmem4j.core.AllocatorStats;
 import io.kmem4j.core.SlabAllocator;
 import io.kmem4j.core.UnsupportedJdkException;
@@ -27,11 +23,10 @@ import org.slf4j.Logger;
  *   <li>build the {@link SlabAllocator} (it probes the JDK's internals and refuses an unknown shape);</li>
  *   <li>define {@code java.nio.Kmem4jBridge} and point it at the allocator;</li>
  *   <li>retransform {@code java.nio.ByteBuffer} with {@link AllocateDirectAdvice};</li>
- *   <li>register the MXBean (on a daemon thread) and a shutdown hook that detaches the allocator.</li>
+ *   <li>register the MXBeans (on a daemon thread) and a shutdown hook that detaches the allocator.</li>
  * </ol>
  */
 public final class AgentInstaller {
-    static final String MBEAN_NAME = "kmem4j:type=Allocator";
 
     private AgentInstaller() {
     }
@@ -147,18 +142,13 @@ public final class AgentInstaller {
                                  final Interceptor interceptor) {
         final Thread t = new AgentThread("kmem4j-jmx", () -> {
             try {
-                final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-                final AllocatorView view = new AllocatorView(allocator, config, interceptor::failures);
-                ObjectName name = new ObjectName(MBEAN_NAME);
-                for (int instance = 2; ; instance++) {
-                    try {
-                        server.registerMBean(view, name);
-                        break;
-                    } catch (final InstanceAlreadyExistsException taken) {
-                        name = new ObjectName(MBEAN_NAME + ",instance=" + instance);
-                    }
+                final Kmem4jMBeans.Registration r = Kmem4jMBeans.register(ManagementFactory.getPlatformMBeanServer(),
+                    allocator, config, interceptor::failures);
+                final Logger log = AgentLog.get(AgentInstaller.class);
+                log.debug("registered {} and {} SlabCache beans", r.allocator(), r.caches().size());
+                for (final String problem : r.problems()) {
+                    log.warn("JMX: {}", problem);
                 }
-                AgentLog.get(AgentInstaller.class).debug("registered {}", name);
             } catch (final Throwable e) {
                 AgentLog.get(AgentInstaller.class).warn("JMX registration failed, statistics are not visible"
                     + " over JMX: {}", e.toString());

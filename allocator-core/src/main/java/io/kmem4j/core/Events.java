@@ -3,6 +3,7 @@ package io.kmem4j.core;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
+import jdk.jfr.Enabled;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
@@ -77,8 +78,9 @@ final class Events {
         long frees;
     }
 
-    /** A request went to the JDK's own allocation. */
+    /** A request went to the JDK's own allocation (frequent in some applications: off by default). */
     @Name("io.kmem4j.Fallback")
+    @Enabled(false)
     @Label("Fallback To JDK")
     @Category("kmem4j")
     @Description("A request was passed to the JDK's own allocateDirect")

@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "java -jar kmem4j-agent.jar", mixinStandardHelpOptions = true,
     description = "kmem4j: a slab allocator for direct ByteBuffers, as a Java agent.",
-    subcommands = {AttachCommand.class})
+    subcommands = {AttachCommand.class, SlabtopCommand.class})
 public final class Kmem4jCli implements Runnable {
     @Override
     public void run() {

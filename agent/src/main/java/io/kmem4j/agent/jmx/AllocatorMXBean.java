@@ -2,9 +2,13 @@ package io.kmem4j.agent.jmx;
 
 /**
  * The allocator as an operator sees it in jconsole: {@code kmem4j:type=Allocator} on the platform
- * MBean server (a second agent instance in the same JVM registers
- * {@code kmem4j:type=Allocator,instance=N}). Every attribute is an open type (a number or a
- * string) and is computed from a snapshot at most 200 ms old. Counters count since start.
+ * MBean server (should that name be taken, {@code kmem4j:type=Allocator,instance=N}). Every
+ * attribute is an open type (a number or a string) and, except {@code InterceptorFailures} and
+ * {@code Configuration}, comes from the snapshot shared with the {@code kmem4j:type=SlabCache}
+ * beans ({@link StatsSnapshots}, at most 200 ms old). Counters count since start.
+ *
+ * <p>{@code outstandingBySite(int top)} (live buffers by allocation site) is not offered: the
+ * allocator does not sample allocation sites yet.
  */
 public interface AllocatorMXBean {
     /** @return buffers served by the slab allocator. */
@@ -28,6 +32,15 @@ public interface AllocatorMXBean {
     /** @return off-heap chunk memory held (counted in the JDK's direct BufferPool), bytes. */
     long getBytesReserved();
 
+    /**
+     * @return the largest {@code BytesInUse} seen since start or {@link #resetPeaks()}; sampled at
+     *         each snapshot refresh, so a short peak between two refreshes is missed
+     */
+    long getPeakBytesInUse();
+
+    /** @return the largest {@code LiveBuffers} seen since start or {@link #resetPeaks()}; sampled like {@link #getPeakBytesInUse()} */
+    long getPeakLiveBuffers();
+
     /** @return {@code allocateDirect} calls passed to the JDK (outside the size window, or failures). */
     long getFallbacks();
 
@@ -37,17 +50,41 @@ public interface AllocatorMXBean {
     /** @return deferred frees taken back by their owner or the reaper. */
     long getRemoteFreesAbsorbed();
 
-    /** @return magazine hits over all allocations, 0..1. */
+    /** @return allocations served by a loaded per-thread magazine. */
+    long getMagazineHits();
+
+    /** @return allocations that took the slow path (magazine empty). */
+    long getMagazineMisses();
+
+    /** @return magazine hits over all allocations since start, 0..1. */
     double getMagazineHitRate();
 
     /** @return chunks held now. */
     int getChunks();
 
+    /** @return chunks taken from the JDK since start. */
+    long getChunksAllocated();
+
+    /** @return chunks given back to the JDK since start. */
+    long getChunksReleased();
+
     /** @return per-thread caches alive now. */
     int getThreadCaches();
 
+    /** @return releases refused as double or racing frees (ignored, nothing corrupted). */
+    long getDoubleFrees();
+
     /** @return allocations that failed inside kmem4j and were served by the JDK instead. */
     long getInterceptorFailures();
+
+    /** @return size classes, i.e. {@code kmem4j:type=SlabCache} beans. */
+    int getSlabCaches();
+
+    /**
+     * @return the number of the snapshot the other attributes come from (shared with the SlabCache
+     *         beans): values read with the same number belong together
+     */
+    long getSnapshotSequence();
 
     /** @return the effective configuration, {@code key=value} pairs separated by commas. */
     String getConfiguration();
@@ -59,6 +96,11 @@ public interface AllocatorMXBean {
      */
     long trim();
 
-    /** @return a {@code /proc/slabinfo}-style table of the caches. */
+    /**
+     * Restarts {@code PeakBytesInUse} and {@code PeakLiveBuffers} from the current values.
+     */
+    void resetPeaks();
+
+    /** @return a {@code /proc/slabinfo}-style table (version 2.1) of the caches, taken now. */
     String slabinfo();
 }

@@ -2,46 +2,67 @@ package io.kmem4j.agent.jmx;
 
 import java.util.Map;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 import io.kmem4j.core.AllocatorStats;
 import io.kmem4j.core.SlabAllocator;
 
 /**
- * {@link AllocatorMXBean} over a {@link SlabAllocator}. Reads are served from a snapshot refreshed
- * when older than 200 ms, so a jconsole refresh of every attribute costs one {@code stats()} call.
- * Threads: any (JMX threads); the snapshot swap is a benign race.
+ * {@link AllocatorMXBean} over a {@link SlabAllocator}. Attributes are served from the
+ * {@link StatsSnapshots} snapshot shared with the {@link SlabCacheView}s, so a jconsole refresh of
+ * every attribute of every kmem4j bean costs one {@code stats()} call. Threads: any (JMX threads).
  */
 public final class AllocatorView implements AllocatorMXBean {
-    private static final long MAX_AGE_NANOS = 200_000_000L;
-
-    private final SlabAllocator allocator;
+    private final StatsSnapshots snapshots;
+    private final Supplier<AllocatorStats> freshStats;
+    private final LongSupplier trim;
+    private final int magazineRounds;
     private final Map<String, String> configuration;
     private final LongSupplier interceptorFailures;
-    private volatile AllocatorStats snapshot;
-    private volatile long snapshotNanos;
 
     /**
+     * A view with a snapshot source of its own.
+     *
      * @param allocator           the allocator to show
      * @param configuration       the agent's effective configuration
      * @param interceptorFailures allocations that failed inside kmem4j
      */
     public AllocatorView(final SlabAllocator allocator, final Map<String, String> configuration,
                          final LongSupplier interceptorFailures) {
-        this.allocator = allocator;
+        this(new StatsSnapshots(allocator::stats), allocator, configuration, interceptorFailures);
+    }
+
+    /**
+     * @param snapshots           the snapshot source shared with the cache beans (over {@code allocator})
+     * @param allocator           the allocator to show
+     * @param configuration       the agent's effective configuration
+     * @param interceptorFailures allocations that failed inside kmem4j
+     */
+    public AllocatorView(final StatsSnapshots snapshots, final SlabAllocator allocator,
+                         final Map<String, String> configuration, final LongSupplier interceptorFailures) {
+        this(snapshots, allocator::stats, allocator::trim, allocator.config().magazineRounds(), configuration,
+            interceptorFailures);
+    }
+
+    AllocatorView(final StatsSnapshots snapshots, final Supplier<AllocatorStats> freshStats, final LongSupplier trim,
+                  final int magazineRounds, final Map<String, String> configuration,
+                  final LongSupplier interceptorFailures) {
+        this.snapshots = snapshots;
+        this.freshStats = freshStats;
+        this.trim = trim;
+        this.magazineRounds = magazineRounds;
         this.configuration = configuration;
         this.interceptorFailures = interceptorFailures;
     }
 
+    /** @return the snapshot source this view reads */
+    public StatsSnapshots snapshots() {
+        return snapshots;
+    }
+
     private AllocatorStats stats() {
-        final long now = System.nanoTime();
-        AllocatorStats s = snapshot;
-        if (s == null || now - snapshotNanos > MAX_AGE_NANOS) {
-            s = allocator.stats();
-            snapshot = s;
-            snapshotNanos = now;
-        }
-        return s;
+        return snapshots.get().stats();
     }
 
     @Override
@@ -80,6 +101,18 @@ public final class AllocatorView implements AllocatorMXBean {
     }
 
     @Override
+    public long getPeakBytesInUse() {
+        snapshots.get(); // a read that refreshes also samples the peak
+        return snapshots.peakBytesInUse();
+    }
+
+    @Override
+    public long getPeakLiveBuffers() {
+        snapshots.get();
+        return snapshots.peakLiveBuffers();
+    }
+
+    @Override
     public long getFallbacks() {
         return stats().fallbacks();
     }
@@ -95,6 +128,16 @@ public final class AllocatorView implements AllocatorMXBean {
     }
 
     @Override
+    public long getMagazineHits() {
+        return stats().magazineHits();
+    }
+
+    @Override
+    public long getMagazineMisses() {
+        return stats().magazineMisses();
+    }
+
+    @Override
     public double getMagazineHitRate() {
         return stats().magazineHitRate();
     }
@@ -105,13 +148,38 @@ public final class AllocatorView implements AllocatorMXBean {
     }
 
     @Override
+    public long getChunksAllocated() {
+        return stats().chunksAllocated();
+    }
+
+    @Override
+    public long getChunksReleased() {
+        return stats().chunksReleased();
+    }
+
+    @Override
     public int getThreadCaches() {
         return stats().threadCaches();
     }
 
     @Override
+    public long getDoubleFrees() {
+        return stats().doubleFrees();
+    }
+
+    @Override
     public long getInterceptorFailures() {
         return interceptorFailures.getAsLong();
+    }
+
+    @Override
+    public int getSlabCaches() {
+        return stats().caches().size();
+    }
+
+    @Override
+    public long getSnapshotSequence() {
+        return snapshots.get().sequence();
     }
 
     @Override
@@ -122,13 +190,18 @@ public final class AllocatorView implements AllocatorMXBean {
 
     @Override
     public long trim() {
-        final long released = allocator.trim();
-        snapshot = null;
+        final long released = trim.getAsLong();
+        snapshots.invalidate();
         return released;
     }
 
     @Override
+    public void resetPeaks() {
+        snapshots.resetPeaks();
+    }
+
+    @Override
     public String slabinfo() {
-        return Slabinfo.format(allocator.stats(), allocator.config().magazineRounds());
+        return Slabinfo.format(freshStats.get(), magazineRounds);
     }
 }
