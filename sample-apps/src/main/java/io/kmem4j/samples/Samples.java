@@ -1,6 +1,11 @@
 package io.kmem4j.samples;
 
 import io.kmem4j.samples.echo.EchoSample;
+import io.kmem4j.samples.hashchain.HashChainSample;
+import io.kmem4j.samples.jetty.JettySample;
+import io.kmem4j.samples.kvstore.KvStoreSample;
+import io.kmem4j.samples.nettyhttp.NettyHttpSample;
+import io.kmem4j.samples.pipeline.PipelineSample;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
@@ -23,7 +28,15 @@ import picocli.CommandLine.Spec;
         name = "kmem4j-samples",
         mixinStandardHelpOptions = true,
         description = "Sample programs that use direct ByteBuffers.",
-        subcommands = {HelpCommand.class, EchoSample.class})
+        subcommands = {
+            HelpCommand.class,
+            EchoSample.class,
+            PipelineSample.class,
+            HashChainSample.class,
+            KvStoreSample.class,
+            NettyHttpSample.class,
+            JettySample.class
+        })
 public final class Samples implements Runnable {
 
     @Spec private CommandSpec spec;

@@ -20,9 +20,19 @@ class SamplesTest {
     }
 
     @Test
-    void helpListsTheEchoSample() {
+    void helpListsEverySample() {
         assertThat(execute("--help")).isZero();
-        assertThat(out.toString()).contains("kmem4j-samples").contains("echo");
+        assertThat(out.toString()).contains("kmem4j-samples", "echo", "pipeline", "hashchain",
+                "kvstore", "netty-http", "jetty");
+    }
+
+    @Test
+    void runsTheNewSubcommands() {
+        assertThat(execute("pipeline", "--items", "10")).isZero();
+        assertThat(execute("hashchain", "--nodes", "10")).isZero();
+        assertThat(execute("kvstore", "--ops", "10", "--keys", "5")).isZero();
+        assertThat(out.toString()).contains("pipeline: items=10 ", "hashchain: nodes=10 ",
+                "kvstore: ops=10 ");
     }
 
     @Test

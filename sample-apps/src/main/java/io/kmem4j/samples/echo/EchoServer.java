@@ -1,5 +1,6 @@
 package io.kmem4j.samples.echo;
 
+import io.kmem4j.samples.support.DirectBuffers;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;

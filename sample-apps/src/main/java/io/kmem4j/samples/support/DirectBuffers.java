@@ -1,4 +1,4 @@
-package io.kmem4j.samples.echo;
+package io.kmem4j.samples.support;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
@@ -11,7 +11,7 @@ import java.nio.ByteBuffer;
  *
  * <p>Stateless after class initialization; safe to use from any thread.
  */
-final class DirectBuffers {
+public final class DirectBuffers {
 
     private static final Object UNSAFE;
     private static final Method INVOKE_CLEANER;
@@ -40,7 +40,7 @@ final class DirectBuffers {
      * @return {@code true} if the memory was released, {@code false} if the buffer was left to the
      *     garbage collector (heap buffer, slice or duplicate, or no cleaner access)
      */
-    static boolean free(ByteBuffer buffer) {
+    public static boolean free(ByteBuffer buffer) {
         if (INVOKE_CLEANER == null || !buffer.isDirect()) {
             return false;
         }

@@ -1,4 +1,4 @@
-package io.kmem4j.samples.echo;
+package io.kmem4j.samples.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
