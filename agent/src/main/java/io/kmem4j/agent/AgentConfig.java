@@ -34,6 +34,7 @@ final class AgentConfig {
     static final String LOG_LEVEL = "logLevel";
     static final String CONFIG_FILE = "configFile";
     static final String ZERO_ON_FREE = "zeroOnFree";
+    static final String EXPLICIT_LEAK_DETECTION = "explicitLeakDetection";
 
     /** {@code kmem4j.*} system properties read elsewhere (debug mode and the unsupported-JDK test switch). */
     private static final java.util.Set<String> NOT_SETTINGS = java.util.Set.of("debug", "simulateUnsupportedJdk");
@@ -130,6 +131,9 @@ final class AgentConfig {
                 case ZERO_ON_FREE:
                     b.zeroOnFree(parseBoolean(key, value));
                     break;
+                case EXPLICIT_LEAK_DETECTION:
+                    b.explicitLeakDetection(parseBoolean(key, value));
+                    break;
                 default:
                     final BiConsumer<SlabAllocatorConfig.Builder, Long> setter = ALLOCATOR_KEYS.get(key);
                     if (setter == null) {
@@ -152,6 +156,7 @@ final class AgentConfig {
         final java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of(ENABLED, SUMMARY, LOG_LEVEL, CONFIG_FILE));
         keys.addAll(ALLOCATOR_KEYS.keySet());
         keys.add(ZERO_ON_FREE);
+        keys.add(EXPLICIT_LEAK_DETECTION);
         return keys;
     }
 

@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class AgentConfigTest {
     private static final String ALL_KNOWN = "enabled, summary, logLevel, configFile, chunkSizeBytes, "
         + "maxSizeClassBytes, minCapacityBytes, magazineRounds, depotMagazines, retainedEmptyChunks, "
-        + "reapIntervalMillis, zeroOnFree";
+        + "reapIntervalMillis, zeroOnFree, explicitLeakDetection";
 
     @TempDir
     Path tmp;
@@ -115,7 +115,8 @@ class AgentConfigTest {
             entry("depotMagazines", "16"),
             entry("retainedEmptyChunks", "1"),
             entry("reapIntervalMillis", "1000"),
-            entry("zeroOnFree", "false"));
+            entry("zeroOnFree", "false"),
+            entry("explicitLeakDetection", "false"));
         assertThatThrownBy(() -> c.effective.put("x", "y")).isInstanceOf(UnsupportedOperationException.class);
     }
 
@@ -283,7 +284,7 @@ class AgentConfigTest {
         final AgentConfig c = AgentConfig.load(
             "enabled=false,summary=true,logLevel=warn,chunkSizeBytes=8m,maxSizeClassBytes=128k,"
                 + "minCapacityBytes=0,magazineRounds=64,depotMagazines=4,retainedEmptyChunks=0,reapIntervalMillis=250,"
-                + "zeroOnFree=true",
+                + "zeroOnFree=true,explicitLeakDetection=true",
             new Properties(), Map.of());
         assertThat(c.effective).containsExactly(
             entry("enabled", "false"),
@@ -296,10 +297,11 @@ class AgentConfigTest {
             entry("depotMagazines", "4"),
             entry("retainedEmptyChunks", "0"),
             entry("reapIntervalMillis", "250"),
-            entry("zeroOnFree", "true"));
+            entry("zeroOnFree", "true"),
+            entry("explicitLeakDetection", "true"));
         assertThat(c.allocator.asMap()).isEqualTo(
             Map.of("chunkSizeBytes", "8388608", "maxSizeClassBytes", "131072", "minCapacityBytes", "0",
                 "magazineRounds", "64", "depotMagazines", "4", "retainedEmptyChunks", "0",
-                "reapIntervalMillis", "250", "zeroOnFree", "true"));
+                "reapIntervalMillis", "250", "zeroOnFree", "true", "explicitLeakDetection", "true"));
     }
 }

@@ -28,6 +28,7 @@ import java.util.List;
  * @param cacheIdsInUse       cache ids in use in this JVM (of 65535)
  * @param hookFailures        release hooks that failed inside kmem4j (the block was kept, nothing thrown)
  * @param allocationFailures  allocations that failed inside kmem4j (e.g. heap exhausted) and went to the JDK
+ * @param leaksDetected       explicit buffers collected without {@code free} (with explicitLeakDetection; recovered)
  * @param doubleFrees         second or racing releases of an explicit buffer, and objects found already
  *                            free in their slab (all ignored)
  * @param caches              per size class
@@ -53,6 +54,7 @@ public record AllocatorStats(
     int cacheIdsInUse,
     long hookFailures,
     long allocationFailures,
+    long leaksDetected,
     long doubleFrees,
     List<CacheStats> caches) {
 

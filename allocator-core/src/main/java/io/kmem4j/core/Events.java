@@ -93,5 +93,17 @@ final class Events {
         String reason;
     }
 
+    /** An explicit buffer became unreachable without being freed (leak detection on). */
+    @Name("io.kmem4j.Leak")
+    @Label("Explicit Buffer Leak")
+    @Category("kmem4j")
+    @Description("An explicit (no cleaner) buffer was collected without free(); its block was given back")
+    @StackTrace(false)
+    static final class Leak extends Event {
+        @Label("Capacity")
+        @DataAmount
+        int capacity;
+    }
+
     static final long BACKLOG_THRESHOLD = 1024;
 }

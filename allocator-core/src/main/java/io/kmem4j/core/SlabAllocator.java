@@ -77,6 +77,8 @@ public final class SlabAllocator implements AutoCloseable {
     private final int maxCapacity;
     /** Zero on release (objects wait all-zero) instead of on allocation; never in debug mode. */
     private final boolean zeroOnFree;
+    /** Non-null when explicit buffers are watched for leaks. */
+    private final LeakDetector leakDetector;
 
     private final ThreadLocal<ThreadCache> local = new ThreadLocal<>();
     private final Map<Thread, ThreadCache> byThread = new ConcurrentHashMap<>();
@@ -122,6 +124,7 @@ public final class SlabAllocator implements AutoCloseable {
             caches[c] = new SlabCache(this, c, classes.size(c));
         }
         this.zeroOnFree = config.zeroOnFree() && !DEBUG;
+        this.leakDetector = config.explicitLeakDetection() ? new LeakDetector(this) : null;
         this.pages = new PageHeap(config.chunkSizeBytes(), config.retainedEmptyChunks(), zeroOnFree);
         this.minCapacity = config.minCapacityBytes();
         this.maxCapacity = classes.largest();
@@ -196,7 +199,13 @@ public final class SlabAllocator implements AutoCloseable {
             throw new IllegalArgumentException("capacity < 0: (" + capacity + " < 0)");
         }
         final ByteBuffer b = serve(capacity, false);
-        return b != null ? b : ByteBuffer.allocateDirect(capacity);
+        if (b == null) {
+            return ByteBuffer.allocateDirect(capacity);
+        }
+        if (leakDetector != null) {
+            leakDetector.track(b, BufferUtil.address(b), capacity);
+        }
+        return b;
     }
 
     /** The allocation path of both flavours; {@code null} means "let the JDK allocate". */
@@ -457,6 +466,9 @@ public final class SlabAllocator implements AutoCloseable {
         if (!UnsafeApi.compareAndSetLong(buffer, ADDRESS_OFFSET, address, 0L)) {
             explicitDoubleFrees.increment(); // a racing free won
             return;
+        }
+        if (leakDetector != null) {
+            leakDetector.untrack(address);
         }
         release(address, buffer.capacity());
     }
@@ -933,6 +945,7 @@ public final class SlabAllocator implements AutoCloseable {
             sum[ThreadCache.REMOTE_SENT], sum[ThreadCache.REMOTE_ABSORBED], sum[ThreadCache.REMOTE_BATCHES],
             hits, misses, pages.chunkCount(), pages.chunksAllocated(), pages.chunksReleased(), trims.sum(), live,
             retiredCount, CacheTable.used(), hookFailures.sum(), allocationFailures.sum(),
+            leakDetector == null ? 0 : leakDetector.leaks(),
             explicitDoubleFrees.sum() + cs.stream().mapToLong(CacheStats::doubleFrees).sum(), List.copyOf(cs));
     }
 

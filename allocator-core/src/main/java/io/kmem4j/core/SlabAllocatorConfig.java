@@ -25,9 +25,11 @@ public final class SlabAllocatorConfig {
     private final int retainedEmptyChunks;
     private final long reapIntervalMillis;
     private final boolean zeroOnFree;
+    private final boolean explicitLeakDetection;
 
     private SlabAllocatorConfig(final Builder b) {
         this.zeroOnFree = b.zeroOnFree;
+        this.explicitLeakDetection = b.explicitLeakDetection;
         this.chunkSizeBytes = b.chunkSizeBytes;
         this.maxSizeClassBytes = b.maxSizeClassBytes;
         this.minCapacityBytes = b.minCapacityBytes;
@@ -94,6 +96,14 @@ public final class SlabAllocatorConfig {
         return zeroOnFree;
     }
 
+    /**
+     * @return true when explicit buffers collected without {@code free} are counted, reported and
+     *         recovered (default false; costs a cleaner registration per explicit allocation)
+     */
+    public boolean explicitLeakDetection() {
+        return explicitLeakDetection;
+    }
+
     /** @return the effective settings by key, in a stable order (for logs and JMX). */
     public Map<String, String> asMap() {
         final Map<String, String> m = new LinkedHashMap<>();
@@ -105,6 +115,7 @@ public final class SlabAllocatorConfig {
         m.put("retainedEmptyChunks", Integer.toString(retainedEmptyChunks));
         m.put("reapIntervalMillis", Long.toString(reapIntervalMillis));
         m.put("zeroOnFree", Boolean.toString(zeroOnFree));
+        m.put("explicitLeakDetection", Boolean.toString(explicitLeakDetection));
         return m;
     }
 
@@ -135,8 +146,18 @@ public final class SlabAllocatorConfig {
         private int retainedEmptyChunks = 1;
         private long reapIntervalMillis = 1000;
         private boolean zeroOnFree;
+        private boolean explicitLeakDetection;
 
         private Builder() {
+        }
+
+        /**
+         * @param on true to detect explicit buffers that are collected without {@code free}
+         * @return this builder
+         */
+        public Builder explicitLeakDetection(final boolean on) {
+            this.explicitLeakDetection = on;
+            return this;
         }
 
         /**

@@ -36,7 +36,8 @@ class SlabAllocatorConfigTest {
             org.assertj.core.api.Assertions.entry("depotMagazines", "16"),
             org.assertj.core.api.Assertions.entry("retainedEmptyChunks", "1"),
             org.assertj.core.api.Assertions.entry("reapIntervalMillis", "1000"),
-            org.assertj.core.api.Assertions.entry("zeroOnFree", "false"));
+            org.assertj.core.api.Assertions.entry("zeroOnFree", "false"),
+            org.assertj.core.api.Assertions.entry("explicitLeakDetection", "false"));
         assertThat(SlabAllocatorConfig.defaults().toString()).startsWith("SlabAllocatorConfig{chunkSizeBytes=4194304");
     }
 
@@ -61,7 +62,8 @@ class SlabAllocatorConfigTest {
         assertThat(c.reapIntervalMillis()).isEqualTo(10L);
         assertThat(c.zeroOnFree()).isTrue();
         assertThat(c.asMap()).containsOnlyKeys("chunkSizeBytes", "maxSizeClassBytes", "minCapacityBytes",
-                "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "zeroOnFree")
+                "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "zeroOnFree",
+                "explicitLeakDetection")
             .containsEntry("zeroOnFree", "true")
             .containsEntry("chunkSizeBytes", "8388608")
             .containsEntry("maxSizeClassBytes", "1048576")

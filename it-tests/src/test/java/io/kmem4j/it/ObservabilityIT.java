@@ -56,7 +56,7 @@ class ObservabilityIT {
     private static final Set<String> ALLOCATOR_ATTRIBUTES = Set.of("Allocations", "Frees", "ExplicitFrees", "GcFrees",
             "LiveBuffers", "BytesInUse", "BytesReserved", "PeakBytesInUse", "PeakLiveBuffers", "Fallbacks",
             "RemoteFreesSent", "RemoteFreesAbsorbed", "MagazineHits", "MagazineMisses", "MagazineHitRate", "Chunks",
-            "ChunksAllocated", "ChunksReleased", "ThreadCaches", "DoubleFrees", "InterceptorFailures", "SlabCaches",
+            "ChunksAllocated", "ChunksReleased", "ThreadCaches", "DoubleFrees", "LeaksDetected", "InterceptorFailures", "SlabCaches",
             "SnapshotSequence", "Configuration");
     private static final Set<String> CACHE_ATTRIBUTES = Set.of("Name", "CacheId", "ObjectSize", "ObjectsPerSlab",
             "PagesPerSlab", "Slabs", "PartialSlabs", "ActiveObjects", "TotalObjects", "ActiveBytes", "SlabBytes",

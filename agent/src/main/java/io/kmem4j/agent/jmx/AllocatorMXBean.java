@@ -74,6 +74,9 @@ public interface AllocatorMXBean {
     /** @return releases refused as double or racing frees (ignored, nothing corrupted). */
     long getDoubleFrees();
 
+    /** @return explicit buffers collected without free (explicitLeakDetection=true; their blocks recovered). */
+    long getLeaksDetected();
+
     /** @return allocations that failed inside kmem4j and were served by the JDK instead. */
     long getInterceptorFailures();
 

@@ -168,6 +168,11 @@ public final class AllocatorView implements AllocatorMXBean {
     }
 
     @Override
+    public long getLeaksDetected() {
+        return stats().leaksDetected();
+    }
+
+    @Override
     public long getInterceptorFailures() {
         return interceptorFailures.getAsLong();
     }

@@ -49,6 +49,7 @@ class PrometheusRulesTest {
         Map.entry("ChunksAllocated", "kmem4j_chunks_allocated_total"),
         Map.entry("ChunksReleased", "kmem4j_chunks_released_total"),
         Map.entry("DoubleFrees", "kmem4j_double_frees_total"),
+        Map.entry("LeaksDetected", "kmem4j_leaks_detected_total"),
         Map.entry("InterceptorFailures", "kmem4j_interceptor_failures_total"),
         Map.entry("LiveBuffers", "kmem4j_live_buffers"),
         Map.entry("BytesInUse", "kmem4j_bytes_in_use"),

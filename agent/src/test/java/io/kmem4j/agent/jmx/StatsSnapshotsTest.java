@@ -24,7 +24,8 @@ class StatsSnapshotsTest {
         return new AllocatorStats(s.allocations(), s.explicitFrees(), s.gcFrees(), bytes, s.bytesReserved(),
             s.fallbacks(), s.remoteFreesSent(), s.remoteFreesAbsorbed(), s.remoteBatches(), s.magazineHits(),
             s.magazineMisses(), s.chunks(), s.chunksAllocated(), s.chunksReleased(), s.trims(), s.threadCaches(),
-            s.threadCachesRetired(), s.cacheIdsInUse(), s.hookFailures(), s.allocationFailures(), s.doubleFrees(),
+            s.threadCachesRetired(), s.cacheIdsInUse(), s.hookFailures(), s.allocationFailures(), s.leaksDetected(),
+            s.doubleFrees(),
             s.caches());
     }
 
