@@ -49,6 +49,7 @@ final class AgentConfig {
         ALLOCATOR_KEYS.put("depotMagazines", SlabAllocatorConfig.Builder::depotMagazines);
         ALLOCATOR_KEYS.put("retainedEmptyChunks", SlabAllocatorConfig.Builder::retainedEmptyChunks);
         ALLOCATOR_KEYS.put("reapIntervalMillis", SlabAllocatorConfig.Builder::reapIntervalMillis);
+        ALLOCATOR_KEYS.put("siteSampleRate", SlabAllocatorConfig.Builder::siteSampleRate);
     }
 
     final boolean enabled;

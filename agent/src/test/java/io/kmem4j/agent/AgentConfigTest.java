@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class AgentConfigTest {
     private static final String ALL_KNOWN = "enabled, summary, logLevel, configFile, chunkSizeBytes, "
         + "maxSizeClassBytes, minCapacityBytes, magazineRounds, depotMagazines, retainedEmptyChunks, "
-        + "reapIntervalMillis, zeroOnFree, explicitLeakDetection";
+        + "reapIntervalMillis, siteSampleRate, zeroOnFree, explicitLeakDetection";
 
     @TempDir
     Path tmp;
@@ -116,7 +116,8 @@ class AgentConfigTest {
             entry("retainedEmptyChunks", "1"),
             entry("reapIntervalMillis", "1000"),
             entry("zeroOnFree", "false"),
-            entry("explicitLeakDetection", "false"));
+            entry("explicitLeakDetection", "false"),
+            entry("siteSampleRate", "0"));
         assertThatThrownBy(() -> c.effective.put("x", "y")).isInstanceOf(UnsupportedOperationException.class);
     }
 
@@ -284,7 +285,7 @@ class AgentConfigTest {
         final AgentConfig c = AgentConfig.load(
             "enabled=false,summary=true,logLevel=warn,chunkSizeBytes=8m,maxSizeClassBytes=128k,"
                 + "minCapacityBytes=0,magazineRounds=64,depotMagazines=4,retainedEmptyChunks=0,reapIntervalMillis=250,"
-                + "zeroOnFree=true,explicitLeakDetection=true",
+                + "zeroOnFree=true,explicitLeakDetection=true,siteSampleRate=100",
             new Properties(), Map.of());
         assertThat(c.effective).containsExactly(
             entry("enabled", "false"),
@@ -298,10 +299,12 @@ class AgentConfigTest {
             entry("retainedEmptyChunks", "0"),
             entry("reapIntervalMillis", "250"),
             entry("zeroOnFree", "true"),
-            entry("explicitLeakDetection", "true"));
+            entry("explicitLeakDetection", "true"),
+            entry("siteSampleRate", "100"));
         assertThat(c.allocator.asMap()).isEqualTo(
             Map.of("chunkSizeBytes", "8388608", "maxSizeClassBytes", "131072", "minCapacityBytes", "0",
                 "magazineRounds", "64", "depotMagazines", "4", "retainedEmptyChunks", "0",
-                "reapIntervalMillis", "250", "zeroOnFree", "true", "explicitLeakDetection", "true"));
+                "reapIntervalMillis", "250", "zeroOnFree", "true", "explicitLeakDetection", "true",
+                "siteSampleRate", "100"));
     }
 }

@@ -63,7 +63,7 @@ final class LeakDetector {
             if (freed || !tracked.remove(address, this)) {
                 return;
             }
-            allocator.release(address, capacity);
+            allocator.releaseLeaked(address, capacity);
             leaks.increment(); // after the release, so a reader that sees the leak sees the block back
             final Events.Leak e = new Events.Leak();
             e.capacity = capacity;

@@ -7,7 +7,7 @@ package io.kmem4j.core;
  * the "Reference Handler" thread). It never throws: a throwing thunk makes the JDK call
  * {@code System.exit(1)}.
  */
-final class Release implements Runnable {
+class Release implements Runnable {
     private final SlabAllocator allocator;
     private final long address;
     private final int capacity;
@@ -21,5 +21,27 @@ final class Release implements Runnable {
     @Override
     public void run() {
         allocator.release(address, capacity);
+    }
+
+    /** The hook of a buffer picked by allocation-site sampling: also gives its site's share back. */
+    static final class Sampled extends Release {
+        private final SiteSampler.Site site;
+        private final int capacity;
+
+        Sampled(final SlabAllocator allocator, final long address, final int capacity, final SiteSampler.Site site) {
+            super(allocator, address, capacity);
+            this.site = site;
+            this.capacity = capacity;
+        }
+
+        @Override
+        public void run() {
+            try {
+                site.released(capacity);
+            } catch (final Throwable ignored) {
+                // statistics only; the release below must still happen and nothing may be thrown
+            }
+            super.run();
+        }
     }
 }

@@ -79,6 +79,8 @@ public final class SlabAllocator implements AutoCloseable {
     private final boolean zeroOnFree;
     /** Non-null when explicit buffers are watched for leaks. */
     private final LeakDetector leakDetector;
+    /** Non-null when allocation sites are sampled. */
+    private final SiteSampler sampler;
 
     private final ThreadLocal<ThreadCache> local = new ThreadLocal<>();
     private final Map<Thread, ThreadCache> byThread = new ConcurrentHashMap<>();
@@ -125,6 +127,7 @@ public final class SlabAllocator implements AutoCloseable {
         }
         this.zeroOnFree = config.zeroOnFree() && !DEBUG;
         this.leakDetector = config.explicitLeakDetection() ? new LeakDetector(this) : null;
+        this.sampler = config.siteSampleRate() > 0 ? new SiteSampler(config.siteSampleRate()) : null;
         this.pages = new PageHeap(config.chunkSizeBytes(), config.retainedEmptyChunks(), zeroOnFree);
         this.minCapacity = config.minCapacityBytes();
         this.maxCapacity = classes.largest();
@@ -205,6 +208,9 @@ public final class SlabAllocator implements AutoCloseable {
         if (leakDetector != null) {
             leakDetector.track(b, BufferUtil.address(b), capacity);
         }
+        if (sampler != null) {
+            sampleExplicit(threadCacheForSampling(), BufferUtil.address(b), capacity);
+        }
         return b;
     }
 
@@ -250,7 +256,7 @@ public final class SlabAllocator implements AutoCloseable {
             if (!zeroOnFree) {
                 UnsafeApi.setMemory(address, capacity, (byte) 0);
             }
-            b = JdkInternals.newDirectBuffer(capacity, address, tracked ? new Release(this, address, capacity) : null);
+            b = JdkInternals.newDirectBuffer(capacity, address, tracked ? hook(tc, address, capacity) : null);
         } catch (final Throwable t) {
             // failure atomicity: the block goes back, no counter moved
             putLocal(tc, cls, address);
@@ -265,6 +271,41 @@ public final class SlabAllocator implements AutoCloseable {
         }
         tc.lastAddress[cls] = address;
         return b;
+    }
+
+    /** The release hook of a tracked buffer; a sampled one also carries its allocation site. */
+    private Release hook(final ThreadCache tc, final long address, final int capacity) {
+        if (sampler != null && --tc.sampleCountdown <= 0) {
+            tc.sampleCountdown = sampler.rate;
+            return new Release.Sampled(this, address, capacity, sampler.record(capacity));
+        }
+        return new Release(this, address, capacity);
+    }
+
+    /** Leak detection found an explicit buffer collected without free: give its block back. */
+    void releaseLeaked(final long address, final int capacity) {
+        if (sampler != null) {
+            sampler.releasedExplicit(address, capacity);
+        }
+        release(address, capacity);
+    }
+
+    /** Site sampling of an explicit buffer (the free path looks its address up). */
+    private void sampleExplicit(final ThreadCache tc, final long address, final int capacity) {
+        if (--tc.sampleCountdown <= 0) {
+            tc.sampleCountdown = sampler.rate;
+            sampler.recordExplicit(address, sampler.record(capacity));
+        }
+    }
+
+    /**
+     * Allocation sites holding the most sampled live bytes ({@code siteSampleRate} on).
+     *
+     * @param top how many sites, at most
+     * @return the sites, largest sampled live bytes first; empty when sampling is off
+     */
+    public List<SiteStats> outstandingBySite(final int top) {
+        return sampler == null ? List.of() : sampler.outstanding(top);
     }
 
     /** Magazine miss: previous, inbox, depot, frozen slab, new slab. Returns 0 when out of memory. */
@@ -412,7 +453,7 @@ public final class SlabAllocator implements AutoCloseable {
             if (!zeroOnFree) {
                 UnsafeApi.setMemory(address, capacity, (byte) 0);
             }
-            b = JdkInternals.newDirectBuffer(capacity, address, tracked ? new Release(this, address, capacity) : null);
+            b = JdkInternals.newDirectBuffer(capacity, address, tracked ? hook(tc, address, capacity) : null);
         } catch (final Throwable t) {
             deliverOrphan(tc, address);
             return fallback(capacity, "buffer construction failed: " + t);
@@ -469,6 +510,9 @@ public final class SlabAllocator implements AutoCloseable {
         }
         if (leakDetector != null) {
             leakDetector.untrack(address);
+        }
+        if (sampler != null) {
+            sampler.releasedExplicit(address, buffer.capacity());
         }
         release(address, buffer.capacity());
     }
@@ -650,6 +694,11 @@ public final class SlabAllocator implements AutoCloseable {
     }
 
     // ------------------------------------------------------------------------------- threads
+
+    /** The shared instance's countdown is racy but only decides sampling; that is harmless. */
+    private ThreadCache threadCacheForSampling() {
+        return threadCache();
+    }
 
     private ThreadCache threadCache() {
         final ThreadCache tc = local.get();

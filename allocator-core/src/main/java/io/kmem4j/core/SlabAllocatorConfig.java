@@ -26,8 +26,10 @@ public final class SlabAllocatorConfig {
     private final long reapIntervalMillis;
     private final boolean zeroOnFree;
     private final boolean explicitLeakDetection;
+    private final int siteSampleRate;
 
     private SlabAllocatorConfig(final Builder b) {
+        this.siteSampleRate = b.siteSampleRate;
         this.zeroOnFree = b.zeroOnFree;
         this.explicitLeakDetection = b.explicitLeakDetection;
         this.chunkSizeBytes = b.chunkSizeBytes;
@@ -104,6 +106,14 @@ public final class SlabAllocatorConfig {
         return explicitLeakDetection;
     }
 
+    /**
+     * @return allocation-site sampling: one allocation in this many records its call site; 0 (default)
+     *         turns sampling off
+     */
+    public int siteSampleRate() {
+        return siteSampleRate;
+    }
+
     /** @return the effective settings by key, in a stable order (for logs and JMX). */
     public Map<String, String> asMap() {
         final Map<String, String> m = new LinkedHashMap<>();
@@ -116,6 +126,7 @@ public final class SlabAllocatorConfig {
         m.put("reapIntervalMillis", Long.toString(reapIntervalMillis));
         m.put("zeroOnFree", Boolean.toString(zeroOnFree));
         m.put("explicitLeakDetection", Boolean.toString(explicitLeakDetection));
+        m.put("siteSampleRate", Integer.toString(siteSampleRate));
         return m;
     }
 
@@ -147,8 +158,19 @@ public final class SlabAllocatorConfig {
         private long reapIntervalMillis = 1000;
         private boolean zeroOnFree;
         private boolean explicitLeakDetection;
+        private int siteSampleRate;
 
         private Builder() {
+        }
+
+        /**
+         * @param rate one allocation in {@code rate} records its call site, in [0, 1000000000]; 0 is off
+         * @return this builder
+         * @throws IllegalArgumentException naming {@code siteSampleRate} when out of range
+         */
+        public Builder siteSampleRate(final long rate) {
+            this.siteSampleRate = (int) checkRange("siteSampleRate", rate, 0, 1_000_000_000);
+            return this;
         }
 
         /**

@@ -74,6 +74,9 @@ final class ThreadCache {
     /** Re-entrancy guard: set while this thread is inside an allocator slow path. */
     boolean busy;
 
+    /** Allocations left until the next sampled one (site sampling on). */
+    int sampleCountdown;
+
     ThreadCache(final SlabAllocator allocator, final int id, final Thread thread, final int kind) {
         this.allocator = allocator;
         this.id = id;

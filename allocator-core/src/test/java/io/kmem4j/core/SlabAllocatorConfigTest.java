@@ -37,7 +37,8 @@ class SlabAllocatorConfigTest {
             org.assertj.core.api.Assertions.entry("retainedEmptyChunks", "1"),
             org.assertj.core.api.Assertions.entry("reapIntervalMillis", "1000"),
             org.assertj.core.api.Assertions.entry("zeroOnFree", "false"),
-            org.assertj.core.api.Assertions.entry("explicitLeakDetection", "false"));
+            org.assertj.core.api.Assertions.entry("explicitLeakDetection", "false"),
+            org.assertj.core.api.Assertions.entry("siteSampleRate", "0"));
         assertThat(SlabAllocatorConfig.defaults().toString()).startsWith("SlabAllocatorConfig{chunkSizeBytes=4194304");
     }
 
@@ -63,7 +64,7 @@ class SlabAllocatorConfigTest {
         assertThat(c.zeroOnFree()).isTrue();
         assertThat(c.asMap()).containsOnlyKeys("chunkSizeBytes", "maxSizeClassBytes", "minCapacityBytes",
                 "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "zeroOnFree",
-                "explicitLeakDetection")
+                "explicitLeakDetection", "siteSampleRate")
             .containsEntry("zeroOnFree", "true")
             .containsEntry("chunkSizeBytes", "8388608")
             .containsEntry("maxSizeClassBytes", "1048576")

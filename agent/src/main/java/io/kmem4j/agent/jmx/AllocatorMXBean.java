@@ -6,9 +6,6 @@ package io.kmem4j.agent.jmx;
  * attribute is an open type (a number or a string) and, except {@code InterceptorFailures} and
  * {@code Configuration}, comes from the snapshot shared with the {@code kmem4j:type=SlabCache}
  * beans ({@link StatsSnapshots}, at most 200 ms old). Counters count since start.
- *
- * <p>{@code outstandingBySite(int top)} (live buffers by allocation site) is not offered: the
- * allocator does not sample allocation sites yet.
  */
 public interface AllocatorMXBean {
     /** @return buffers served by the slab allocator. */
@@ -103,6 +100,16 @@ public interface AllocatorMXBean {
      * Restarts {@code PeakBytesInUse} and {@code PeakLiveBuffers} from the current values.
      */
     void resetPeaks();
+
+    /**
+     * Allocation sites holding the most sampled live bytes, for leak hunting (needs
+     * {@code siteSampleRate=N}; one allocation in N records its call site).
+     *
+     * @param top how many sites
+     * @return a table: estimated live bytes, sampled live buffers, sampled allocations, site; or a
+     *         line saying that sampling is off
+     */
+    String outstandingBySite(int top);
 
     /** @return a {@code /proc/slabinfo}-style table (version 2.1) of the caches, taken now. */
     String slabinfo();

@@ -1,11 +1,14 @@
 package io.kmem4j.agent.jmx;
 
+import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 import io.kmem4j.core.AllocatorStats;
+import io.kmem4j.core.SiteStats;
 import io.kmem4j.core.SlabAllocator;
 
 /**
@@ -20,6 +23,8 @@ public final class AllocatorView implements AllocatorMXBean {
     private final int magazineRounds;
     private final Map<String, String> configuration;
     private final LongSupplier interceptorFailures;
+    private final IntFunction<List<SiteStats>> sites;
+    private final int siteSampleRate;
 
     /**
      * A view with a snapshot source of its own.
@@ -42,12 +47,21 @@ public final class AllocatorView implements AllocatorMXBean {
     public AllocatorView(final StatsSnapshots snapshots, final SlabAllocator allocator,
                          final Map<String, String> configuration, final LongSupplier interceptorFailures) {
         this(snapshots, allocator::stats, allocator::trim, allocator.config().magazineRounds(), configuration,
-            interceptorFailures);
+            interceptorFailures, allocator::outstandingBySite, allocator.config().siteSampleRate());
     }
 
     AllocatorView(final StatsSnapshots snapshots, final Supplier<AllocatorStats> freshStats, final LongSupplier trim,
                   final int magazineRounds, final Map<String, String> configuration,
                   final LongSupplier interceptorFailures) {
+        this(snapshots, freshStats, trim, magazineRounds, configuration, interceptorFailures, top -> List.of(), 0);
+    }
+
+    AllocatorView(final StatsSnapshots snapshots, final Supplier<AllocatorStats> freshStats, final LongSupplier trim,
+                  final int magazineRounds, final Map<String, String> configuration,
+                  final LongSupplier interceptorFailures, final IntFunction<List<SiteStats>> sites,
+                  final int siteSampleRate) {
+        this.sites = sites;
+        this.siteSampleRate = siteSampleRate;
         this.snapshots = snapshots;
         this.freshStats = freshStats;
         this.trim = trim;
@@ -203,6 +217,21 @@ public final class AllocatorView implements AllocatorMXBean {
     @Override
     public void resetPeaks() {
         snapshots.resetPeaks();
+    }
+
+    @Override
+    public String outstandingBySite(final int top) {
+        if (siteSampleRate == 0) {
+            return "allocation-site sampling is off: start the agent with siteSampleRate=N (one allocation in N)\n";
+        }
+        final StringBuilder sb = new StringBuilder(String.format(java.util.Locale.ROOT,
+            "%16s %12s %12s  %s (one allocation in %d sampled)%n", "est. live bytes", "live (smpl)", "allocs (smpl)",
+            "site", siteSampleRate));
+        for (final SiteStats s : sites.apply(top)) {
+            sb.append(String.format(java.util.Locale.ROOT, "%16d %12d %12d  %s%n", s.estimatedLiveBytes(),
+                s.sampledLiveBuffers(), s.sampledAllocations(), s.site()));
+        }
+        return sb.toString();
     }
 
     @Override

@@ -114,7 +114,9 @@ class Kmem4jMBeansTest {
             ops.put(op.getName(), op.getReturnType());
         }
         assertThat(ops).containsOnly(Map.entry("trim", "long"), Map.entry("slabinfo", "java.lang.String"),
-            Map.entry("resetPeaks", "void"));
+            Map.entry("resetPeaks", "void"), Map.entry("outstandingBySite", "java.lang.String"));
+        assertThat((String) server.invoke(r.allocator(), "outstandingBySite", new Object[] {5}, new String[] {"int"}))
+            .startsWith("allocation-site sampling is off");
         assertThat(server.invoke(r.allocator(), "trim", null, null)).isEqualTo(4096L);
         assertThat((String) server.invoke(r.allocator(), "slabinfo", null, null)).startsWith("slabinfo - version: 2.1\n");
 

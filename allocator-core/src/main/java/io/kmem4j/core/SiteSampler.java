@@ -1,0 +1,100 @@
+package io.kmem4j.core;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Allocation-site sampling for leak hunting ({@code siteSampleRate=N}: one allocation in N). A
+ * sampled allocation walks the stack to the first frame outside the allocator, the agent and
+ * {@code java.nio} and
+ * counts the buffer against that call site until it is released; {@link #outstanding(int)} lists
+ * the sites holding the most sampled bytes. At most {@link #MAX_SITES} sites are kept (later ones
+ * are counted under {@link #OTHER}), so the memory used is bounded.
+ *
+ * <p>Threads: any. Sampling decisions are per thread (a countdown in the thread cache), so the
+ * fast path pays one decrement when sampling is on and one field test when it is off.
+ */
+final class SiteSampler {
+    static final int MAX_SITES = 1024;
+    static final String OTHER = "(other sites: more than " + MAX_SITES + ")";
+    private static final StackWalker WALKER = StackWalker.getInstance();
+
+    final int rate;
+    private final Map<String, Site> sites = new ConcurrentHashMap<>();
+    /** Sampled explicit buffers by address (tracked ones carry their site in their release hook). */
+    private final Map<Long, Site> explicit = new ConcurrentHashMap<>();
+
+    SiteSampler(final int rate) {
+        this.rate = rate;
+    }
+
+    /** A call site's sampled figures. */
+    static final class Site {
+        final String name;
+        final LongAdder liveCount = new LongAdder();
+        final LongAdder liveBytes = new LongAdder();
+        final LongAdder sampled = new LongAdder();
+
+        Site(final String name) {
+            this.name = name;
+        }
+
+        void released(final int capacity) {
+            liveCount.decrement();
+            liveBytes.add(-capacity);
+        }
+    }
+
+    /** Records a sampled allocation of {@code capacity} bytes made by the caller's caller chain. */
+    Site record(final int capacity) {
+        final String name = WALKER.walk(frames -> frames
+            .filter(f -> !internal(f.getClassName()))
+            .findFirst()
+            .map(f -> f.getClassName() + "." + f.getMethodName() + "(" + f.getFileName() + ":" + f.getLineNumber() + ")")
+            .orElse("(unknown)"));
+        Site site = sites.get(name);
+        if (site == null) {
+            site = sites.size() < MAX_SITES ? sites.computeIfAbsent(name, Site::new)
+                : sites.computeIfAbsent(OTHER, Site::new);
+        }
+        site.sampled.increment();
+        site.liveCount.increment();
+        site.liveBytes.add(capacity);
+        return site;
+    }
+
+    /** Frames of the allocator, the agent and {@code java.nio} (the rewritten allocateDirect) are not sites. */
+    private static boolean internal(final String className) {
+        return className.startsWith(SlabAllocator.class.getName()) || className.startsWith(SiteSampler.class.getName())
+            || className.startsWith("io.kmem4j.agent.") || className.startsWith("java.nio.");
+    }
+
+    void recordExplicit(final long address, final Site site) {
+        explicit.put(address, site);
+    }
+
+    /** An explicit buffer at {@code address} was freed: release its site's share if it was sampled. */
+    void releasedExplicit(final long address, final int capacity) {
+        final Site site = explicit.remove(address);
+        if (site != null) {
+            site.released(capacity);
+        }
+    }
+
+    /**
+     * @param top how many sites
+     * @return the sites holding the most sampled live bytes, largest first
+     */
+    List<SiteStats> outstanding(final int top) {
+        final List<SiteStats> out = new ArrayList<>();
+        for (final Site s : sites.values()) {
+            out.add(new SiteStats(s.name, s.liveCount.sum(), s.liveBytes.sum(), s.sampled.sum(), rate));
+        }
+        out.sort(Comparator.comparingLong(SiteStats::sampledLiveBytes).reversed());
+        return out.subList(0, Math.min(Math.max(top, 0), out.size()));
+    }
+}
