@@ -1,0 +1,352 @@
+package io.kmem4j.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+
+import org.agrona.UnsafeApi;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Unit tests of {@link ThreadCache}: statistics counting by kind and the batching of remote frees
+ * ({@link ThreadCache#REMOTE_BATCH} deep, {@link ThreadCache#OUT_SLOTS} slots chosen by
+ * {@code owner & 3}). Owners are thread caches registered with a real allocator (ids 4, 5, 6, ... after
+ * the allocator's own three), belonging to no thread; the "objects" are 64-byte cells of a private
+ * off-heap block (a remote free only writes the first 8 bytes of an object, its link).
+ */
+class ThreadCacheTest {
+    private static final int CELLS = 256;
+
+    private SlabAllocator a;
+    private Method register;
+    private long block;
+
+    @BeforeEach
+    void setUp() throws ReflectiveOperationException {
+        a = new SlabAllocator(SlabAllocatorConfig.builder().maxSizeClassBytes(192).magazineRounds(16)
+            .reapIntervalMillis(60_000).build());
+        register = SlabAllocator.class.getDeclaredMethod("register", Thread.class, int.class);
+        register.setAccessible(true);
+        block = UnsafeApi.allocateMemory((long) CELLS * 64);
+        UnsafeApi.setMemory(block, (long) CELLS * 64, (byte) 0x5A); // garbage links
+    }
+
+    @AfterEach
+    void tearDown() {
+        a.orphans.takeAll(); // fake objects must never reach the slabs
+        a.close();
+        UnsafeApi.freeMemory(block);
+    }
+
+    private ThreadCache owner() throws ReflectiveOperationException {
+        return (ThreadCache) register.invoke(a, null, ThreadCache.CACHING);
+    }
+
+    private ThreadCache sender(final int kind) {
+        return new ThreadCache(a, 1000, null, kind); // a sender needs no registration
+    }
+
+    private long cell(final int i) {
+        return block + i * 64L;
+    }
+
+    private static List<Long> chain(final long head) {
+        final List<Long> out = new ArrayList<>();
+        for (long o = head; o != 0; o = RemoteInbox.next(o)) {
+            out.add(o);
+            if (out.size() > CELLS) {
+                throw new AssertionError("chain does not end: " + out.subList(0, 8) + "...");
+            }
+        }
+        return out;
+    }
+
+    private static List<Long> pending(final ThreadCache tc) {
+        final List<Long> out = new ArrayList<>();
+        tc.forEachPending(out::add);
+        return out;
+    }
+
+    // ---- construction and statistics ----------------------------------------------------------------
+
+    @Test
+    void onlyACachingThreadCacheHasMagazines() {
+        final int classes = a.classes.count();
+        assertThat(classes).isEqualTo(3);
+        final ThreadCache caching = sender(ThreadCache.CACHING);
+        assertThat(caching.loaded).hasSize(classes).doesNotContainNull();
+        assertThat(caching.previous).hasSize(classes).doesNotContainNull();
+        assertThat(caching.loaded[0]).isNotSameAs(caching.previous[0]);
+        assertThat(caching.loaded[2].rounds).hasSize(16);
+        assertThat(caching.current).hasSize(classes).containsOnlyNulls();
+        assertThat(caching.stats).hasSize(ThreadCache.SCALARS + classes * ThreadCache.CLASS_STRIDE);
+        for (final int kind : new int[] {ThreadCache.SHARED, ThreadCache.DEFERRING}) {
+            final ThreadCache tc = sender(kind);
+            assertThat(tc.loaded).hasSize(classes).containsOnlyNulls();
+            assertThat(tc.previous).containsOnlyNulls();
+        }
+    }
+
+    @Test
+    void classBaseGivesEachClassItsOwnStatisticsLine() {
+        assertThat(ThreadCache.classBase(0)).isEqualTo(8);
+        assertThat(ThreadCache.classBase(1)).isEqualTo(16);
+        assertThat(ThreadCache.classBase(2) + ThreadCache.ASCENDING).isEqualTo(28);
+    }
+
+    @Test
+    void countAddsToACachingThreadCachesStatistics() {
+        final ThreadCache tc = sender(ThreadCache.CACHING);
+        tc.count(ThreadCache.ALLOC_BYTES, 100);
+        tc.count(ThreadCache.ALLOC_BYTES, 28);
+        tc.count(ThreadCache.classBase(1) + ThreadCache.FREES, 3);
+        tc.count(ThreadCache.FREE_BYTES, -5);
+        assertThat(tc.stats[ThreadCache.ALLOC_BYTES]).isEqualTo(128);
+        assertThat(tc.stats[ThreadCache.classBase(1) + ThreadCache.FREES]).isEqualTo(3);
+        assertThat(tc.stats[ThreadCache.FREE_BYTES]).isEqualTo(-5);
+        assertThat(tc.stats[ThreadCache.classBase(0) + ThreadCache.FREES]).isZero();
+    }
+
+    @Test
+    void countOnTheSharedThreadCacheLosesNoUpdateUnderContention() throws Exception {
+        final ThreadCache shared = sender(ThreadCache.SHARED);
+        final int threads = 4;
+        final int perThread = 200_000;
+        final CyclicBarrier start = new CyclicBarrier(threads);
+        final List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final Thread th = new Thread(() -> {
+                try {
+                    start.await();
+                } catch (final Exception e) {
+                    throw new AssertionError(e);
+                }
+                for (int i = 0; i < perThread; i++) {
+                    shared.count(ThreadCache.REMOTE_SENT, 1);
+                    shared.count(ThreadCache.classBase(2) + ThreadCache.ALLOCS, 2);
+                }
+            });
+            ts.add(th);
+            th.start();
+        }
+        for (final Thread th : ts) {
+            th.join();
+        }
+        assertThat(shared.stats[ThreadCache.REMOTE_SENT]).isEqualTo((long) threads * perThread);
+        assertThat(shared.stats[ThreadCache.classBase(2) + ThreadCache.ALLOCS]).isEqualTo(2L * threads * perThread);
+    }
+
+    // ---- remote frees: batching ---------------------------------------------------------------------
+
+    @Test
+    void sendRemoteBatchesPerOwnerAndDeliversAt32() throws ReflectiveOperationException {
+        final ThreadCache owner = owner();
+        final ThreadCache me = sender(ThreadCache.CACHING);
+        for (int i = 0; i < ThreadCache.REMOTE_BATCH - 1; i++) {
+            me.sendRemote(owner.id, cell(i));
+        }
+        assertThat(me.pendingOutgoing()).isEqualTo(31);
+        assertThat(owner.inbox.nonEmpty()).as("31 frees wait in the batch").isFalse();
+        assertThat(me.stats[ThreadCache.REMOTE_SENT]).isEqualTo(31);
+        assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isZero();
+
+        me.sendRemote(owner.id, cell(31));
+        assertThat(me.pendingOutgoing()).isZero();
+        assertThat(me.stats[ThreadCache.REMOTE_SENT]).isEqualTo(32);
+        assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isEqualTo(1);
+        final List<Long> expected = new ArrayList<>();
+        for (int i = 31; i >= 0; i--) {
+            expected.add(cell(i)); // linked in front: the last sent comes first
+        }
+        assertThat(chain(owner.inbox.takeAll())).containsExactlyElementsOf(expected);
+
+        me.sendRemote(owner.id, cell(32));
+        assertThat(me.pendingOutgoing()).as("a new batch starts").isEqualTo(1);
+        assertThat(pending(me)).containsExactly(cell(32));
+    }
+
+    @Test
+    void successiveBatchesToOneOwnerChainInItsInbox() throws ReflectiveOperationException {
+        final ThreadCache owner = owner();
+        final ThreadCache me = sender(ThreadCache.CACHING);
+        for (int i = 0; i < 64; i++) {
+            me.sendRemote(owner.id, cell(i));
+        }
+        assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isEqualTo(2);
+        final List<Long> got = chain(owner.inbox.takeAll());
+        assertThat(got).hasSize(64);
+        assertThat(got.get(0)).isEqualTo(cell(63));
+        assertThat(got.get(31)).as("the end of the second batch links to the first").isEqualTo(cell(32));
+        assertThat(got.get(32)).isEqualTo(cell(31));
+        assertThat(got.get(63)).isEqualTo(cell(0));
+    }
+
+    @Test
+    void fourOwnersInDifferentSlotsBatchSideBySide() throws ReflectiveOperationException {
+        final ThreadCache[] owners = new ThreadCache[4];
+        for (int i = 0; i < 4; i++) {
+            owners[i] = owner();
+        }
+        final boolean[] slotUsed = new boolean[ThreadCache.OUT_SLOTS];
+        for (final ThreadCache o : owners) {
+            slotUsed[o.id & (ThreadCache.OUT_SLOTS - 1)] = true;
+        }
+        assertThat(slotUsed).as("four consecutive ids fill the four slots").containsOnly(true);
+
+        final ThreadCache me = sender(ThreadCache.CACHING);
+        int n = 0;
+        for (int round = 0; round < 31; round++) {
+            for (final ThreadCache o : owners) {
+                me.sendRemote(o.id, cell(n++));
+            }
+        }
+        assertThat(me.pendingOutgoing()).isEqualTo(124);
+        for (final ThreadCache o : owners) {
+            assertThat(o.inbox.nonEmpty()).isFalse();
+        }
+        assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isZero();
+
+        me.sendRemote(owners[2].id, cell(n++)); // 32nd for owners[2] only
+        assertThat(me.pendingOutgoing()).isEqualTo(93);
+        assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isEqualTo(1);
+        final List<Long> got = chain(owners[2].inbox.takeAll());
+        assertThat(got).hasSize(32);
+        for (int k = 0; k < 32; k++) {
+            assertThat(got.get(k)).isEqualTo(k == 0 ? cell(124) : cell(2 + 4 * (31 - k)));
+        }
+        assertThat(owners[0].inbox.nonEmpty()).isFalse();
+        assertThat(owners[1].inbox.nonEmpty()).isFalse();
+        assertThat(owners[3].inbox.nonEmpty()).isFalse();
+    }
+
+    @Test
+    void aDifferentOwnerInTheSameSlotFlushesThePreviousBatch() throws ReflectiveOperationException {
+        final ThreadCache first = owner();
+        ThreadCache same = null;
+        for (int i = 0; i < ThreadCache.OUT_SLOTS; i++) {
+            same = owner(); // after four more registrations, the last id shares first's slot
+        }
+        assertThat(same.id).isEqualTo(first.id + ThreadCache.OUT_SLOTS);
+        final ThreadCache me = sender(ThreadCache.CACHING);
+        me.sendRemote(first.id, cell(0));
+        me.sendRemote(first.id, cell(1));
+        me.sendRemote(first.id, cell(2));
+        assertThat(first.inbox.nonEmpty()).isFalse();
+
+        me.sendRemote(same.id, cell(3));
+        assertThat(chain(first.inbox.takeAll())).containsExactly(cell(2), cell(1), cell(0));
+        assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isEqualTo(1);
+        assertThat(me.pendingOutgoing()).isEqualTo(1);
+        assertThat(pending(me)).containsExactly(cell(3));
+        assertThat(same.inbox.nonEmpty()).as("the new owner's batch waits").isFalse();
+
+        me.flushOutgoing();
+        assertThat(chain(same.inbox.takeAll())).containsExactly(cell(3));
+        assertThat(first.inbox.nonEmpty()).isFalse();
+    }
+
+    @Test
+    void flushOutgoingDeliversEveryPendingBatchToItsOwner() throws ReflectiveOperationException {
+        final ThreadCache o1 = owner();
+        final ThreadCache o2 = owner();
+        final ThreadCache o3 = owner();
+        final ThreadCache me = sender(ThreadCache.CACHING);
+        me.sendRemote(o1.id, cell(0));
+        me.sendRemote(o2.id, cell(1));
+        me.sendRemote(o1.id, cell(2));
+        me.sendRemote(o2.id, cell(3));
+        me.sendRemote(o1.id, cell(4));
+        assertThat(me.pendingOutgoing()).isEqualTo(5);
+        assertThat(pending(me)).containsExactlyInAnyOrder(cell(0), cell(1), cell(2), cell(3), cell(4));
+
+        me.flushOutgoing();
+        assertThat(me.pendingOutgoing()).isZero();
+        assertThat(pending(me)).isEmpty();
+        assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).as("one batch per owner").isEqualTo(2);
+        assertThat(me.stats[ThreadCache.REMOTE_SENT]).isEqualTo(5);
+        assertThat(chain(o1.inbox.takeAll())).containsExactly(cell(4), cell(2), cell(0));
+        assertThat(chain(o2.inbox.takeAll())).containsExactly(cell(3), cell(1));
+        assertThat(o3.inbox.nonEmpty()).isFalse();
+
+        me.flushOutgoing(); // nothing pending: no batch
+        assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isEqualTo(2);
+        assertThat(o1.inbox.nonEmpty()).isFalse();
+    }
+
+    @Test
+    void flushOutgoingAppendsToFreesAlreadyInTheInbox() throws ReflectiveOperationException {
+        final ThreadCache owner = owner();
+        final ThreadCache other = sender(ThreadCache.CACHING);
+        final ThreadCache me = sender(ThreadCache.CACHING);
+        other.sendRemote(owner.id, cell(10));
+        other.flushOutgoing();
+        me.sendRemote(owner.id, cell(20));
+        me.sendRemote(owner.id, cell(21));
+        me.flushOutgoing();
+        assertThat(chain(owner.inbox.takeAll())).containsExactly(cell(21), cell(20), cell(10));
+    }
+
+    @Test
+    void forEachPendingVisitsEachSlotMostRecentFirst() throws ReflectiveOperationException {
+        final ThreadCache o1 = owner();
+        final ThreadCache o2 = owner();
+        final ThreadCache me = sender(ThreadCache.CACHING);
+        assertThat(pending(me)).isEmpty();
+        assertThat(me.pendingOutgoing()).isZero();
+        me.sendRemote(o2.id, cell(0));
+        me.sendRemote(o1.id, cell(1));
+        me.sendRemote(o2.id, cell(2));
+        me.sendRemote(o1.id, cell(3));
+        final int s1 = o1.id & (ThreadCache.OUT_SLOTS - 1);
+        final int s2 = o2.id & (ThreadCache.OUT_SLOTS - 1);
+        final List<Long> expected = s1 < s2 ? List.of(cell(3), cell(1), cell(2), cell(0))
+            : List.of(cell(2), cell(0), cell(3), cell(1));
+        assertThat(pending(me)).containsExactlyElementsOf(expected);
+        assertThat(me.pendingOutgoing()).isEqualTo(4);
+        // quiescent reads change nothing
+        assertThat(pending(me)).containsExactlyElementsOf(expected);
+        assertThat(o1.inbox.nonEmpty()).isFalse();
+        me.flushOutgoing();
+    }
+
+    // ---- remote frees: kinds that never batch -------------------------------------------------------
+
+    @Test
+    void nonCachingThreadCachesDeliverEachFreeAtOnce() throws ReflectiveOperationException {
+        final ThreadCache owner = owner();
+        for (final int kind : new int[] {ThreadCache.SHARED, ThreadCache.DEFERRING}) {
+            final ThreadCache me = sender(kind);
+            me.sendRemote(owner.id, cell(kind * 2));
+            me.sendRemote(owner.id, cell(kind * 2 + 1));
+            assertThat(me.pendingOutgoing()).isZero();
+            assertThat(pending(me)).isEmpty();
+            assertThat(me.stats[ThreadCache.REMOTE_SENT]).isEqualTo(2);
+            assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).as("one batch per free").isEqualTo(2);
+            assertThat(chain(owner.inbox.takeAll())).containsExactly(cell(kind * 2 + 1), cell(kind * 2));
+        }
+    }
+
+    @Test
+    void aBatchForAnOwnerWithAClosedInboxGoesToTheOrphans() throws ReflectiveOperationException {
+        final ThreadCache owner = owner();
+        assertThat(owner.inbox.close()).isZero();
+        final ThreadCache me = sender(ThreadCache.CACHING);
+        me.sendRemote(owner.id, cell(0));
+        me.sendRemote(owner.id, cell(1));
+        me.flushOutgoing();
+        assertThat(chain(a.orphans.takeAll())).containsExactly(cell(1), cell(0));
+    }
+
+    @Test
+    void aBatchForAnUnknownOwnerGoesToTheOrphans() {
+        final ThreadCache me = sender(ThreadCache.CACHING);
+        me.sendRemote(63, cell(5)); // no thread cache has id 63
+        me.flushOutgoing();
+        assertThat(chain(a.orphans.takeAll())).containsExactly(cell(5));
+    }
+}
