@@ -1,5 +1,6 @@
 package io.kmem4j.core;
 
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.agrona.UnsafeApi;
@@ -25,8 +26,12 @@ final class PageHeap {
     private long chunksAllocated;
     // under growSerializer
     private long reserveAttempts;
-    private OutOfMemoryError lastFailure;
-    private long lastFailureNanos;
+    private volatile OutOfMemoryError lastFailure;
+    private volatile long lastFailureNanos;
+    /** After a failed reservation, growth is refused at once for this long (requests go to the JDK). */
+    private static final long FAILURE_HOLD_NANOS = 100_000_000L;
+    /** A grower waits at most this long for another grower before giving up (going to the JDK). */
+    private static final long MAX_GROW_WAIT_NANOS = 1_000_000_000L;
     private long chunksReleased;
 
     private final boolean zeroChunks;
@@ -80,7 +85,19 @@ final class PageHeap {
      */
     void grow(final Chunk[] seen) {
         final long queuedAt = System.nanoTime();
-        growSerializer.lock();
+        final OutOfMemoryError recent = lastFailure;
+        if (recent != null && queuedAt - lastFailureNanos < FAILURE_HOLD_NANOS) {
+            throw recent; // the budget was exhausted a moment ago: let the JDK's own path serve this one
+        }
+        try {
+            if (!growSerializer.tryLock(MAX_GROW_WAIT_NANOS, TimeUnit.NANOSECONDS)) {
+                // another thread has been reserving for long (the JDK's back-off): do not queue behind it
+                throw new OutOfMemoryError("kmem4j: a chunk reservation is already waiting for direct memory");
+            }
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new OutOfMemoryError("kmem4j: interrupted while waiting to grow");
+        }
         try {
             if (chunks != seen) {
                 return;
@@ -95,8 +112,8 @@ final class PageHeap {
                 reserveAttempts++;
                 c = Chunk.allocate(chunkBytes);
             } catch (final OutOfMemoryError e) {
+                lastFailureNanos = System.nanoTime(); // before the failure: a reader seeing it sees its time
                 lastFailure = e;
-                lastFailureNanos = System.nanoTime();
                 throw e;
             }
             if (zeroChunks) {

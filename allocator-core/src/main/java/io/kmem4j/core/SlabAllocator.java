@@ -441,6 +441,10 @@ public final class SlabAllocator implements AutoCloseable {
                 } finally {
                     c.lock.unlock();
                 }
+                if (address == 0 && orphans.nonEmpty()) {
+                    returnOrphans(); // frees deferred by virtual threads and GC: reuse them before growing
+                    continue;
+                }
                 if (address == 0) {
                     pages.grow(seen); // no lock held: growing may run GC
                 }
