@@ -1,0 +1,96 @@
+package io.kmem4j.it.apps;
+
+import java.lang.management.ManagementFactory;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import javax.management.Attribute;
+import javax.management.AttributeList;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+/**
+ * In-process reads of MBeans by JMX name only, as any monitoring code in an application would do
+ * (no class of the allocator is referenced): the allocator's bean {@value #ALLOCATOR}, if some agent
+ * registered it, and the JDK's direct {@code BufferPool} bean.
+ *
+ * <p>The allocator's bean serves one snapshot that may be up to 200 ms old; {@link #freshAllocator}
+ * waits out that age first so that the figures include everything this thread did before the call.
+ */
+public final class BeanReads {
+
+    public static final String ALLOCATOR = "kmem4j:type=Allocator";
+    public static final String DIRECT_POOL = "java.nio:type=BufferPool,name=direct";
+
+    /** Longer than the allocator bean's snapshot age (200 ms). */
+    private static final long SNAPSHOT_AGE_MILLIS = 260;
+
+    private static final MBeanServer SERVER = ManagementFactory.getPlatformMBeanServer();
+
+    private BeanReads() {
+    }
+
+    /** True when this JVM was started with some {@code -javaagent:} (an allocator bean may appear). */
+    public static boolean agentOnCommandLine() {
+        return ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                .anyMatch(a -> a.startsWith("-javaagent:"));
+    }
+
+    /**
+     * Waits up to {@code millis} for the allocator bean when the JVM has a {@code -javaagent:}, not at
+     * all otherwise.
+     *
+     * @return whether the bean is registered
+     */
+    public static boolean awaitAllocator(long millis) throws InterruptedException {
+        ObjectName name = name(ALLOCATOR);
+        if (!agentOnCommandLine()) {
+            return SERVER.isRegistered(name);
+        }
+        long deadline = System.nanoTime() + millis * 1_000_000L;
+        while (!SERVER.isRegistered(name) && System.nanoTime() - deadline < 0) {
+            Thread.sleep(20);
+        }
+        return SERVER.isRegistered(name);
+    }
+
+    /**
+     * The allocator bean's numeric attributes {@code names} read in one call (one snapshot), after
+     * waiting out the snapshot age; empty when the bean is not registered.
+     */
+    public static Map<String, Long> freshAllocator(String... names) throws Exception {
+        ObjectName name = name(ALLOCATOR);
+        if (!SERVER.isRegistered(name)) {
+            return Map.of();
+        }
+        Thread.sleep(SNAPSHOT_AGE_MILLIS);
+        return numbers(SERVER.getAttributes(name, names));
+    }
+
+    /** {@code MemoryUsed}, {@code TotalCapacity} and {@code Count} of the JDK's direct buffer pool. */
+    public static Map<String, Long> directPool() throws Exception {
+        return numbers(SERVER.getAttributes(name(DIRECT_POOL), new String[] {"MemoryUsed", "TotalCapacity", "Count"}));
+    }
+
+    /** {@code key=value} pairs separated by spaces, in the map's order. */
+    public static String format(Map<String, Long> values) {
+        StringBuilder sb = new StringBuilder();
+        values.forEach((k, v) -> sb.append(sb.length() == 0 ? "" : " ").append(k).append('=').append(v));
+        return sb.toString();
+    }
+
+    private static Map<String, Long> numbers(AttributeList list) {
+        Map<String, Long> values = new LinkedHashMap<>();
+        for (Attribute a : list.asList()) {
+            values.put(a.getName(), ((Number) a.getValue()).longValue());
+        }
+        return values;
+    }
+
+    private static ObjectName name(String text) {
+        try {
+            return new ObjectName(text);
+        } catch (javax.management.MalformedObjectNameException e) {
+            throw new IllegalArgumentException(text, e);
+        }
+    }
+}
