@@ -115,7 +115,7 @@ class AgentConfigTest {
             entry("depotMagazines", "16"),
             entry("retainedEmptyChunks", "1"),
             entry("reapIntervalMillis", "1000"),
-            entry("zeroOnFree", "false"),
+            entry("zeroOnFree", "true"),
             entry("explicitLeakDetection", "false"),
             entry("siteSampleRate", "0"));
         assertThatThrownBy(() -> c.effective.put("x", "y")).isInstanceOf(UnsupportedOperationException.class);

@@ -90,9 +90,11 @@ public final class SlabAllocatorConfig {
     }
 
     /**
-     * @return true when memory is zeroed as it is released (on the releasing thread, while hot in its
-     *         cache) so allocation skips zeroing; false (default) zeroes on allocation. Buffers are
-     *         all zeros either way.
+     * @return true (default) when memory is zeroed as it is released (on the releasing thread, while
+     *         hot in its cache; deferred frees by the thread that takes them in) so allocation skips
+     *         zeroing; false zeroes on allocation. Buffers are all zeros either way. Chosen by the ring
+     *         benchmark (BENCHMARKS.md): zero-on-free was faster in 11 of 12 size/thread/flavour
+     *         pairs; its cost is that a new chunk is zeroed, so all of it is resident at once.
      */
     public boolean zeroOnFree() {
         return zeroOnFree;
@@ -156,7 +158,7 @@ public final class SlabAllocatorConfig {
         private int depotMagazines = 16;
         private int retainedEmptyChunks = 1;
         private long reapIntervalMillis = 1000;
-        private boolean zeroOnFree;
+        private boolean zeroOnFree = true;
         private boolean explicitLeakDetection;
         private int siteSampleRate;
 

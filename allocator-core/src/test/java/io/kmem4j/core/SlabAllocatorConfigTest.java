@@ -36,7 +36,7 @@ class SlabAllocatorConfigTest {
             org.assertj.core.api.Assertions.entry("depotMagazines", "16"),
             org.assertj.core.api.Assertions.entry("retainedEmptyChunks", "1"),
             org.assertj.core.api.Assertions.entry("reapIntervalMillis", "1000"),
-            org.assertj.core.api.Assertions.entry("zeroOnFree", "false"),
+            org.assertj.core.api.Assertions.entry("zeroOnFree", "true"),
             org.assertj.core.api.Assertions.entry("explicitLeakDetection", "false"),
             org.assertj.core.api.Assertions.entry("siteSampleRate", "0"));
         assertThat(SlabAllocatorConfig.defaults().toString()).startsWith("SlabAllocatorConfig{chunkSizeBytes=4194304");
@@ -52,7 +52,7 @@ class SlabAllocatorConfigTest {
             .depotMagazines(0)
             .retainedEmptyChunks(65536)
             .reapIntervalMillis(10)
-            .zeroOnFree(true)
+            .zeroOnFree(false)
             .build();
         assertThat(c.chunkSizeBytes()).isEqualTo(8 << 20);
         assertThat(c.maxSizeClassBytes()).isEqualTo(1 << 20);
@@ -61,11 +61,11 @@ class SlabAllocatorConfigTest {
         assertThat(c.depotMagazines()).isZero();
         assertThat(c.retainedEmptyChunks()).isEqualTo(65536);
         assertThat(c.reapIntervalMillis()).isEqualTo(10L);
-        assertThat(c.zeroOnFree()).isTrue();
+        assertThat(c.zeroOnFree()).isFalse();
         assertThat(c.asMap()).containsOnlyKeys("chunkSizeBytes", "maxSizeClassBytes", "minCapacityBytes",
                 "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "zeroOnFree",
                 "explicitLeakDetection", "siteSampleRate")
-            .containsEntry("zeroOnFree", "true")
+            .containsEntry("zeroOnFree", "false")
             .containsEntry("chunkSizeBytes", "8388608")
             .containsEntry("maxSizeClassBytes", "1048576")
             .containsEntry("minCapacityBytes", "0")

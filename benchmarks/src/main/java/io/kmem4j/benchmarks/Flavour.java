@@ -222,8 +222,9 @@ abstract class Flavour implements AutoCloseable {
     }
 
     /**
-     * Base of the kmem4j flavours: one {@link SlabAllocator} per trial with the default configuration,
-     * or with {@code zeroOnFree} (zero on release instead of on allocation: the *ZeroOnFree names).
+     * Base of the kmem4j flavours: one {@link SlabAllocator} per trial with the default configuration
+     * except zeroing: {@code kmem4jTracked} and {@code kmem4jExplicit} zero on allocation, the
+     * *ZeroOnFree names on release (the default since this comparison).
      */
     abstract static class Kmem4j extends Flavour {
         final SlabAllocator allocator;
