@@ -61,13 +61,17 @@ final class Chunk {
     }
 
     /**
-     * Takes {@code chunkBytes} (plus 4 KiB alignment pad) from the JDK's direct-memory budget.
+     * Takes {@code chunkBytes} (plus 4 KiB alignment pad) from the JDK's direct-memory budget, if it
+     * fits now (no GC, no waiting).
      *
-     * @throws OutOfMemoryError from {@code java.nio.Bits} when the budget is exhausted
+     * @throws OutOfMemoryError when it does not fit under {@code MaxDirectMemorySize}, or the memory
+     *         cannot be allocated
      */
     static Chunk allocate(final int chunkBytes) {
         final long bytes = chunkBytes + ALIGN;
-        JdkInternals.reserveDirectMemory(bytes);
+        if (!JdkInternals.tryReserveDirectMemory(bytes)) {
+            throw new OutOfMemoryError("kmem4j: a chunk of " + bytes + " bytes does not fit under MaxDirectMemorySize now");
+        }
         final long raw;
         try {
             raw = UnsafeApi.allocateMemory(bytes);

@@ -21,10 +21,10 @@ import java.nio.ByteBuffer;
  *       so the constructor is found by its first five parameter types.</li>
  *   <li>{@code DirectByteBuffer.cleaner()} and {@code attachment()}: to tell a tracked root from an
  *       explicit one and from a view.</li>
- *   <li>{@code java.nio.Bits.reserveMemory(long size, long cap)} / {@code unreserveMemory}: chunk
+ *   <li>{@code java.nio.Bits.tryReserveMemory(long size, long cap)} / {@code unreserveMemory}: chunk
  *       memory is counted against {@code -XX:MaxDirectMemorySize} exactly as the JDK counts its own
- *       direct buffers (case C2), with the JDK's own reclaim-and-back-off loop and its own
- *       {@code OutOfMemoryError} message.</li>
+ *       direct buffers (case C2); growth never waits (no GC, no back-off): when a chunk does not fit,
+ *       the request goes to the JDK's own path, which reclaims and throws its own error.</li>
  * </ul>
  *
  * <p>Access needs {@code java.nio} opened to this class's module: the agent does that with
@@ -43,11 +43,13 @@ final class JdkInternals {
     private static final MethodHandle ATTACHMENT;      // (ByteBuffer) Object
     private static final MethodHandle RESERVE;         // (long size, long cap) void
     private static final MethodHandle UNRESERVE;       // (long size, long cap) void
+    private static final MethodHandle TRY_RESERVE;     // (long size, long cap) boolean
     private static final Class<?> DIRECT_BUFFER_CLASS;
     private static final String FAILURE;
 
     static {
         MethodHandle newBuffer = null, cleaner = null, attachment = null, reserve = null, unreserve = null;
+        MethodHandle tryReserve = null;
         Class<?> dbb = null;
         String failure = null;
         try {
@@ -85,6 +87,8 @@ final class JdkInternals {
             final MethodType reserveType = MethodType.methodType(void.class, long.class, long.class);
             reserve = bitsLookup.findStatic(bits, "reserveMemory", reserveType);
             unreserve = bitsLookup.findStatic(bits, "unreserveMemory", reserveType);
+            tryReserve = bitsLookup.findStatic(bits, "tryReserveMemory",
+                MethodType.methodType(boolean.class, long.class, long.class));
         } catch (final Throwable t) {
             failure = UNSUPPORTED_PREFIX + t
                 + "); java.nio must be open to kmem4j (--add-opens java.base/java.nio=ALL-UNNAMED when used"
@@ -95,6 +99,7 @@ final class JdkInternals {
         ATTACHMENT = attachment;
         RESERVE = reserve;
         UNRESERVE = unreserve;
+        TRY_RESERVE = tryReserve;
         DIRECT_BUFFER_CLASS = dbb;
         FAILURE = failure;
     }
@@ -165,7 +170,25 @@ final class JdkInternals {
         }
     }
 
-    /** Returns {@code bytes} taken with {@link #reserveDirectMemory(long)}. */
+    /**
+     * Counts {@code bytes} against {@code MaxDirectMemorySize} only if they fit now: no GC, no
+     * waiting (the JDK's {@code Bits.tryReserveMemory}). The allocator grows this way, so a full
+     * budget never makes an allocation wait; the request goes to the JDK's own path instead, which
+     * reclaims with GC as it always does.
+     *
+     * @return true when reserved
+     */
+    static boolean tryReserveDirectMemory(final long bytes) {
+        try {
+            return (boolean) TRY_RESERVE.invokeExact(bytes, bytes);
+        } catch (final RuntimeException | Error e) {
+            throw e;
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Returns {@code bytes} taken with {@link #reserveDirectMemory(long)} or {@link #tryReserveDirectMemory(long)}. */
     static void unreserveDirectMemory(final long bytes) {
         try {
             UNRESERVE.invokeExact(bytes, bytes);

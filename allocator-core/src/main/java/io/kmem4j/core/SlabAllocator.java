@@ -68,6 +68,10 @@ public final class SlabAllocator implements AutoCloseable {
      */
     static final boolean DEBUG = Boolean.getBoolean("kmem4j.debug");
     static final byte POISON = (byte) 0xDB;
+    /** A thread freezes a slab of a class of its own only after this many allocations from it. */
+    static final long FREEZE_AFTER_ALLOCATIONS = 256;
+    /** Objects a thread new to a class takes per refill from the shared slabs. */
+    static final int SHARED_REFILL = 8;
 
     final SlabAllocatorConfig config;
     final SizeClasses classes;
@@ -322,10 +326,10 @@ public final class SlabAllocator implements AutoCloseable {
             try {
                 return refill(tc, cls, true);
             } catch (final OutOfMemoryError budgetExhausted) {
-                // The JDK's reserve loop already ran GC and waited for cleaners: our GC-driven frees
-                // now sit in inboxes. Take them in and give back what the depots hold; try once more,
-                // growing again only if that released a chunk (otherwise the JDK's own path below
-                // would just repeat the back-off we already sat through).
+                // No chunk fits under MaxDirectMemorySize now (growth never waits). Take in deferred
+                // frees and give back what the depots hold; try once more, growing again only if that
+                // released a chunk. Otherwise the JDK's own path serves the request, reclaiming with
+                // GC as it always does.
                 absorbRemoteFrees(tc);
                 a = fromMagazines(tc, cls);
                 if (a != 0) {
@@ -405,6 +409,12 @@ public final class SlabAllocator implements AutoCloseable {
                     return full.rounds[--full.count];
                 }
                 Slab s = tc.current[cls];
+                if (s == null && tc.stats[ThreadCache.classBase(cls) + ThreadCache.ALLOCS] < FREEZE_AFTER_ALLOCATIONS) {
+                    // a thread new to this class shares slabs instead of freezing one of its own
+                    if (c.fillSharedLocked(m, SHARED_REFILL) > 0) {
+                        return m.rounds[--m.count];
+                    }
+                }
                 if (s == null || s.freeObjects() == 0) {
                     if (s != null) {
                         tc.current[cls] = null;
@@ -779,13 +789,20 @@ public final class SlabAllocator implements AutoCloseable {
      * Serialised: a caller returns only after any reap in progress (the reaper thread's) is done.
      */
     synchronized void reap() {
+        boolean retiredAny = false;
         for (final ThreadCache tc : byThread.values()) {
             // remove first: the reaper thread and trim() callers may reap at the same time
             if (!tc.thread.isAlive() && byThread.remove(tc.thread, tc)) {
                 retire(tc);
+                retiredAny = true;
             }
         }
         returnOrphans();
+        if (retiredAny) {
+            // after a burst of threads ends, give their memory back to the JDK's budget at once
+            // (spare slabs and depots would otherwise pin chunks the application may need)
+            shrink(config.retainedEmptyChunks());
+        }
     }
 
     private void retire(final ThreadCache tc) {
@@ -935,6 +952,11 @@ public final class SlabAllocator implements AutoCloseable {
     public long trim() {
         trims.increment();
         reap();
+        return shrink(0);
+    }
+
+    /** Flushes depots, frees spare slabs and releases empty chunks beyond {@code keepChunks}. */
+    private long shrink(final int keepChunks) {
         for (final SlabCache c : caches) {
             c.lock.lock();
             try {
@@ -943,7 +965,7 @@ public final class SlabAllocator implements AutoCloseable {
                 c.lock.unlock();
             }
         }
-        return pages.releaseEmptyChunks(0);
+        return pages.releaseEmptyChunks(keepChunks);
     }
 
     /** @return a snapshot of the statistics, summed over all thread caches. */

@@ -207,32 +207,46 @@ final class SlabCache {
             if (full != null) {
                 putEmptyLocked(shared);
                 shared = full;
-            } else {
-                Slab s = partial.isEmpty() ? null : partial.first();
-                if (s == null) {
-                    if (spare != null) {
-                        s = spare;
-                        spare = null;
-                    } else {
-                        s = newSlabLocked();
-                        if (s == null) {
-                            return 0;
-                        }
-                    }
-                }
-                s.fill(shared, shared.rounds.length);
-                if (s.freeObjects() == 0) {
-                    if (s.onPartial) {
-                        partial.remove(s);
-                        s.onPartial = false;
-                    }
-                } else if (!s.onPartial) {
-                    s.onPartial = true;
-                    partial.add(s);
-                }
+            } else if (fillSharedLocked(shared, shared.rounds.length) == 0) {
+                return 0;
             }
         }
         return shared.rounds[--shared.count];
+    }
+
+    /**
+     * Fills {@code m} with up to {@code max} objects from the lowest-address slab with free objects
+     * that no thread has frozen (a new one if needed). Used by threads without a private cache and by
+     * threads that have allocated little from this class so far, so that a thousand threads holding
+     * one buffer each do not freeze a thousand slabs.
+     *
+     * @return objects moved; 0 when the page heap must grow first (without this lock)
+     * @throws RetiredException when the cache was retired (its allocator closed)
+     */
+    int fillSharedLocked(final Magazine m, final int max) {
+        Slab s = partial.isEmpty() ? null : partial.first();
+        if (s == null) {
+            if (spare != null) {
+                s = spare;
+                spare = null;
+            } else {
+                s = newSlabLocked();
+                if (s == null) {
+                    return 0;
+                }
+            }
+        }
+        final int n = s.fill(m, max);
+        if (s.freeObjects() == 0) {
+            if (s.onPartial) {
+                partial.remove(s);
+                s.onPartial = false;
+            }
+        } else if (!s.onPartial) {
+            s.onPartial = true;
+            partial.add(s);
+        }
+        return n;
     }
 
     /** Flushes every round of {@code m} back to the slabs. */

@@ -25,7 +25,7 @@ class BudgetExhaustionTest {
         JdkInternals.reserveDirectMemory(take);
         try {
             assertThatThrownBy(() -> a.pages.grow(a.pages.snapshot())).isInstanceOf(OutOfMemoryError.class)
-                .hasMessageContaining("Cannot reserve");
+                .hasMessageContaining("does not fit under MaxDirectMemorySize");
             final long attempts = a.pages.reserveAttempts();
             // right after the failure (well inside the hold window): refused at once, no new reservation
             final ByteBuffer b = a.tryAllocate(4096);
