@@ -116,8 +116,8 @@ public final class AgentInstaller {
             allocator.maxCapacity(), dynamic ? "attached" : "premain", config.summary ? "; summary at exit" : "");
     }
 
-    /** @return the agent's version, from a resource filtered at build time. */
-    static String version() {
+    /** @return the agent's version, from a resource filtered at build time (any thread). */
+    public static String version() {
         try (java.io.InputStream in = AgentInstaller.class.getResourceAsStream("kmem4j-version.properties")) {
             final java.util.Properties p = new java.util.Properties();
             if (in != null) {

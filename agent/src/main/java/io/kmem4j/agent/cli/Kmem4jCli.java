@@ -7,9 +7,18 @@ import picocli.CommandLine.Command;
  * {@code java -jar kmem4j-agent.jar <command>}: the agent's command line.
  */
 @Command(name = "java -jar kmem4j-agent.jar", mixinStandardHelpOptions = true,
+    versionProvider = Kmem4jCli.Version.class,
     description = "kmem4j: a slab allocator for direct ByteBuffers, as a Java agent.",
     subcommands = {AttachCommand.class, SlabtopCommand.class})
 public final class Kmem4jCli implements Runnable {
+    /** {@code --version}: the agent's version from its build. */
+    static final class Version implements picocli.CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"kmem4j " + io.kmem4j.agent.AgentInstaller.version()};
+        }
+    }
+
     @Override
     public void run() {
         CommandLine.usage(this, System.out);
