@@ -195,4 +195,56 @@ class ThreadLifecycleTest {
             .isLessThanOrEqualTo(parallelism + 1);
         allocator.checkInvariants();
     }
+
+    @Test
+    void manyThreadsHoldingOneSmallBufferEachShareSlabs() throws Exception {
+        final List<ByteBuffer> held = java.util.Collections.synchronizedList(new ArrayList<>());
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final List<Thread> threads = new ArrayList<>();
+        final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        for (int t = 0; t < 500; t++) {
+            threads.add(start("holder-" + t, () -> {
+                held.add(allocator.allocate(100));
+                try {
+                    done.await();
+                } catch (final InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            }, failure));
+        }
+        while (held.size() < 500 && failure.get() == null) {
+            Thread.onSpinWait();
+        }
+        final AllocatorStats s = allocator.stats();
+        done.countDown();
+        for (final Thread t : threads) {
+            t.join();
+        }
+        assertThat(failure.get()).isNull();
+        assertThat(s.liveBuffers()).isEqualTo(500);
+        // 500 live threads x one 100 B buffer: a frozen 64 KiB slab each would be 32 MiB in 8 chunks
+        assertThat(s.chunks()).as("threads new to a class share slabs instead of freezing one each").isEqualTo(1);
+        held.forEach(TestSupport::invokeCleaner);
+    }
+
+    @Test
+    void afterABurstOfThreadsEndsTheReaperGivesMemoryBackWithoutTrim() throws Exception {
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        for (int t = 0; t < 200; t++) {
+            start("burst-" + t, () -> {
+                final List<ByteBuffer> mine = new ArrayList<>();
+                for (int i = 0; i < 300; i++) {
+                    mine.add(allocator.allocate(16 << 10)); // past the sharing threshold: frozen slabs
+                }
+                mine.forEach(TestSupport::invokeCleaner);
+            }, failure).join();
+        }
+        assertThat(failure.get()).isNull();
+        final long peakChunks = allocator.stats().chunksAllocated();
+        allocator.reap(); // no trim: the reaper's own shrink after retiring the threads
+        final AllocatorStats s = allocator.stats();
+        assertThat(s.liveBuffers()).isZero();
+        assertThat(s.chunks()).as("chunks held after the burst (of %d allocated)", peakChunks)
+            .isLessThanOrEqualTo(allocator.config().retainedEmptyChunks());
+    }
 }
