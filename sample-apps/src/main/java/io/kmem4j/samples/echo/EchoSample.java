@@ -1,5 +1,6 @@
 package io.kmem4j.samples.echo;
 
+import io.kmem4j.samples.support.Hold;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
@@ -7,6 +8,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -65,10 +67,9 @@ public final class EchoSample implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "42", description = "Seed for the payload sizes.")
     private long seed;
 
-    @Option(names = "--hold",
-            description = "After printing the results, keep the server running until stdin"
-                    + " reaches end of file or a line is read.")
-    private boolean hold;
+    /** {@code --hold}: the server keeps running while the process holds. */
+    @Mixin
+    private Hold hold = new Hold();
 
     @Override
     public Integer call() throws IOException, InterruptedException {
@@ -95,11 +96,7 @@ public final class EchoSample implements Callable<Integer> {
                     elapsedNanos / 1_000_000);
             out.flush();
 
-            if (hold) {
-                out.println("echo: holding (close stdin to exit)");
-                out.flush();
-                awaitLineOrEof();
-            }
+            hold.ifRequested("echo", out);
             return verified ? 0 : 1;
         }
     }
@@ -119,12 +116,5 @@ public final class EchoSample implements Callable<Integer> {
 
     private ParameterException usageError(String message) {
         return new ParameterException(spec.commandLine(), message);
-    }
-
-    private static void awaitLineOrEof() throws IOException {
-        int b;
-        do {
-            b = System.in.read();
-        } while (b != -1 && b != '\n');
     }
 }

@@ -6,6 +6,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -67,10 +68,8 @@ public final class HashChainSample implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "Seed for keys, sizes and deletions.")
     private long seed;
 
-    @Option(names = "--hold",
-            description = "After printing the results, wait until stdin reaches end of file or a"
-                    + " line is read.")
-    private boolean hold;
+    @Mixin
+    private Hold hold = new Hold();
 
     @Override
     public Integer call() throws Exception {
@@ -104,9 +103,7 @@ public final class HashChainSample implements Callable<Integer> {
                 r.freed() + r.dropped(), r.freed(), r.dropped());
         err.flush();
 
-        if (hold) {
-            Hold.holdUntilStdinCloses("hashchain", out);
-        }
+        hold.ifRequested("hashchain", out);
         return verified ? 0 : 1;
     }
 

@@ -6,6 +6,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -72,10 +73,8 @@ public final class KvStoreSample implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "2", description = "Seed for keys, operations and sizes.")
     private long seed;
 
-    @Option(names = "--hold",
-            description = "After printing the results, wait until stdin reaches end of file or a"
-                    + " line is read.")
-    private boolean hold;
+    @Mixin
+    private Hold hold = new Hold();
 
     @Override
     public Integer call() throws Exception {
@@ -110,9 +109,7 @@ public final class KvStoreSample implements Callable<Integer> {
                 store.dropped());
         err.flush();
 
-        if (hold) {
-            Hold.holdUntilStdinCloses("kvstore", out);
-        }
+        hold.ifRequested("kvstore", out);
         return verified ? 0 : 1;
     }
 

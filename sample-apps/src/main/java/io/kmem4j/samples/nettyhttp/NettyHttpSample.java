@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -62,10 +63,8 @@ public final class NettyHttpSample implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "42", description = "Seed for the requested resources.")
     private long seed;
 
-    @Option(names = "--hold",
-            description = "After printing the results, wait until stdin reaches end of file or a"
-                    + " line is read.")
-    private boolean hold;
+    @Mixin
+    private Hold hold = new Hold();
 
     @Override
     public Integer call() throws Exception {
@@ -100,9 +99,7 @@ public final class NettyHttpSample implements Callable<Integer> {
                 elapsedNanos / 1_000_000);
         out.flush();
 
-        if (hold) {
-            Hold.holdUntilStdinCloses("netty-http", out);
-        }
+        hold.ifRequested("netty-http", out);
         return verified ? 0 : 1;
     }
 

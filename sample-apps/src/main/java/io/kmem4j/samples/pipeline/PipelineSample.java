@@ -6,6 +6,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -70,10 +71,8 @@ public final class PipelineSample implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "3", description = "Seed for the buffer sizes.")
     private long seed;
 
-    @Option(names = "--hold",
-            description = "After printing the results, wait until stdin reaches end of file or a"
-                    + " line is read.")
-    private boolean hold;
+    @Mixin
+    private Hold hold = new Hold();
 
     @Override
     public Integer call() throws Exception {
@@ -101,9 +100,7 @@ public final class PipelineSample implements Callable<Integer> {
                 elapsedNanos / 1_000_000);
         out.flush();
 
-        if (hold) {
-            Hold.holdUntilStdinCloses("pipeline", out);
-        }
+        hold.ifRequested("pipeline", out);
         return verified ? 0 : 1;
     }
 
