@@ -213,7 +213,7 @@ public final class SlabAllocator implements AutoCloseable {
             leakDetector.track(b, BufferUtil.address(b), capacity);
         }
         if (sampler != null) {
-            sampleExplicit(threadCacheForSampling(), BufferUtil.address(b), capacity);
+            sampleExplicit(threadCache(), BufferUtil.address(b), capacity);
         }
         return b;
     }
@@ -294,7 +294,10 @@ public final class SlabAllocator implements AutoCloseable {
         release(address, capacity);
     }
 
-    /** Site sampling of an explicit buffer (the free path looks its address up). */
+    /**
+     * Site sampling of an explicit buffer (the free path looks its address up). The shared tier's
+     * countdown is racy; it only decides which allocation is sampled, so that is harmless.
+     */
     private void sampleExplicit(final ThreadCache tc, final long address, final int capacity) {
         if (--tc.sampleCountdown <= 0) {
             tc.sampleCountdown = sampler.rate;
@@ -708,11 +711,6 @@ public final class SlabAllocator implements AutoCloseable {
     }
 
     // ------------------------------------------------------------------------------- threads
-
-    /** The shared instance's countdown is racy but only decides sampling; that is harmless. */
-    private ThreadCache threadCacheForSampling() {
-        return threadCache();
-    }
 
     private ThreadCache threadCache() {
         final ThreadCache tc = local.get();
