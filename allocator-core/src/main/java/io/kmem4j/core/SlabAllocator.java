@@ -258,7 +258,7 @@ public final class SlabAllocator implements AutoCloseable {
         final ByteBuffer b;
         try {
             if (!zeroOnFree) {
-                UnsafeApi.setMemory(address, capacity, (byte) 0);
+                Zeroing.zero(address, capacity);
             }
             b = JdkInternals.newDirectBuffer(capacity, address, tracked ? hook(tc, address, capacity) : null);
         } catch (final Throwable t) {
@@ -468,7 +468,7 @@ public final class SlabAllocator implements AutoCloseable {
         final ByteBuffer b;
         try {
             if (!zeroOnFree) {
-                UnsafeApi.setMemory(address, capacity, (byte) 0);
+                Zeroing.zero(address, capacity);
             }
             b = JdkInternals.newDirectBuffer(capacity, address, tracked ? hook(tc, address, capacity) : null);
         } catch (final Throwable t) {
@@ -531,7 +531,7 @@ public final class SlabAllocator implements AutoCloseable {
         if (sampler != null) {
             sampler.releasedExplicit(address, buffer.capacity());
         }
-        release(address, buffer.capacity());
+        release(address, buffer.capacity(), c);
     }
 
     /**
@@ -552,11 +552,16 @@ public final class SlabAllocator implements AutoCloseable {
      * "Reference Handler" thread for GC. Never throws and never blocks on the GC path.
      */
     void release(final long address, final int capacity) {
+        release(address, capacity, null);
+    }
+
+    /** {@link #release(long, int)}; {@code known} is the chunk holding {@code address} when the caller found it. */
+    private void release(final long address, final int capacity, final Chunk known) {
         try {
             final ThreadCache tc = threadCache();
             tc.count(ThreadCache.FREE_BYTES, capacity);
             tc.count(tc == gcCache ? ThreadCache.GC_FREES : ThreadCache.EXPLICIT_FREES, 1);
-            final Chunk c = pages.map.find(address);
+            final Chunk c = known != null ? known : pages.map.find(address);
             final int head = c.head[c.pageOf(address)];
             final int cls = CacheTable.get(Counters.cacheId(c.counters[head])).classIndex;
             tc.count(ThreadCache.classBase(cls) + ThreadCache.FREES, 1);
@@ -578,7 +583,7 @@ public final class SlabAllocator implements AutoCloseable {
             }
             if (owner == 0 || owner == tc.id) {
                 if (zeroOnFree) {
-                    UnsafeApi.setMemory(address, capacity, (byte) 0); // while hot in this core's cache
+                    Zeroing.zero(address, capacity); // while hot in this core's cache
                 }
                 final Magazine m = tc.loaded[cls];
                 if (m.count < m.rounds.length) {
@@ -846,7 +851,7 @@ public final class SlabAllocator implements AutoCloseable {
      */
     private void clearDeferred(final long address, final int objectSize) {
         if (zeroOnFree) {
-            UnsafeApi.setMemory(address, objectSize, (byte) 0);
+            Zeroing.zero(address, objectSize);
         } else {
             RemoteInbox.unlink(address);
         }

@@ -1,14 +1,17 @@
 package io.kmem4j.benchmarks;
 
-import static io.kmem4j.benchmarks.Unsafes.allocateMemory;
-import static io.kmem4j.benchmarks.Unsafes.freeMemory;
 import static io.kmem4j.benchmarks.Unsafes.invokeCleaner;
-import static io.kmem4j.benchmarks.Unsafes.setMemory;
 
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.Comparator;
 import java.util.Locale;
 
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import org.agrona.BufferUtil;
 import org.openjdk.jmh.infra.BenchmarkParams;
 
 import io.kmem4j.core.AllocatorStats;
@@ -20,20 +23,22 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 
 /**
- * One way to get and give back a direct buffer of a fixed size: the thing the benchmarks compare.
- * A fork runs exactly one flavour, so every call through this class is monomorphic and inlined.
+ * One way to get and give back a direct buffer: the thing the benchmarks compare. A fork runs
+ * exactly one flavour, so every call through this class is monomorphic and inlined.
  *
  * <table>
  *   <caption>Flavours (the {@code allocator} benchmark parameter)</caption>
  *   <tr><th>name</th><th>allocate</th><th>release</th></tr>
  *   <tr><td>{@code jdk}</td><td>{@code ByteBuffer.allocateDirect}</td><td>{@code Unsafe.invokeCleaner}</td></tr>
- *   <tr><td>{@code jdkGc}</td><td>{@code ByteBuffer.allocateDirect}</td><td>none: the buffer is dropped and GC's
- *       cleaner frees it (the cost shows up as GC and Reference Handler work)</td></tr>
- *   <tr><td>{@code kmem4jTracked}</td><td>{@code SlabAllocator.allocate}</td><td>{@code Unsafe.invokeCleaner}</td></tr>
- *   <tr><td>{@code kmem4jTrackedZeroOnFree}, {@code kmem4jExplicitZeroOnFree}</td><td>as above with
- *       {@code zeroOnFree=true}: memory is zeroed as it is released, not as it is allocated</td><td>as above</td></tr>
+ *   <tr><td>{@code kmem4jAgent}</td><td>{@code ByteBuffer.allocateDirect}, unchanged code, in a fork started with
+ *       {@code -javaagent:agent/target/kmem4j-agent.jar} (the agent rewrote {@code allocateDirect})</td>
+ *       <td>{@code Unsafe.invokeCleaner}</td></tr>
+ *   <tr><td>{@code kmem4jTracked}</td><td>{@code SlabAllocator.allocate}, default configuration</td>
+ *       <td>{@code Unsafe.invokeCleaner}</td></tr>
  *   <tr><td>{@code kmem4jExplicit}</td><td>{@code SlabAllocator.allocateExplicit} (no cleaner)</td>
  *       <td>{@code SlabAllocator.free}</td></tr>
+ *   <tr><td>{@code kmem4jTrackedZeroOnAlloc}, {@code kmem4jExplicitZeroOnAlloc}</td><td>as above with
+ *       {@code zeroOnFree=false}: memory is zeroed as it is allocated, not as it is released</td><td>as above</td></tr>
  *   <tr><td>{@code nettyPooled}</td><td>{@code PooledByteBufAllocator.DEFAULT.directBuffer(size, size)}</td>
  *       <td>{@code ByteBuf.release()}</td></tr>
  *   <tr><td>{@code nettyAdaptive}</td><td>{@code new AdaptiveByteBufAllocator().directBuffer(size, size)}</td>
@@ -44,15 +49,22 @@ import io.netty.buffer.PooledByteBufAllocator;
  *       JDK's mapped-buffer constructor with a cleaner</td><td>{@code Unsafe.invokeCleaner}</td></tr>
  * </table>
  *
- * Every flavour hands out zero-filled memory except Netty's (its buffers are not zeroed).
+ * Every flavour hands out zero-filled memory except Netty's (its buffers are not zeroed). GC gives
+ * back dropped buffers of {@code jdk}, {@code kmem4jAgent} and {@code kmem4jTracked} only
+ * ({@link #reclaimedByGc()}): Netty's pooled and adaptive buffers have no cleaner (a dropped one is
+ * a leak its leak detector reports), explicit kmem4j buffers have none by design, and
+ * {@code unsafe} / {@code floor} memory is not owned by a buffer.
  */
 abstract class Flavour implements AutoCloseable {
     /** All flavour names, in report order. */
     static final String[] NAMES = {
-        "jdk", "jdkGc", "kmem4jTracked", "kmem4jExplicit", "kmem4jTrackedZeroOnFree", "kmem4jExplicitZeroOnFree",
+        "jdk", "kmem4jAgent", "kmem4jTracked", "kmem4jExplicit", "kmem4jTrackedZeroOnAlloc", "kmem4jExplicitZeroOnAlloc",
         "nettyPooled", "nettyAdaptive", "unsafe", "floor"};
+    /** The flavour that needs the agent in its fork ({@code Report} adds {@code -javaagent}). */
+    static final String AGENT = "kmem4jAgent";
 
     final String name;
+    /** Bytes per buffer, or the largest size when a workload mixes sizes. */
     final int size;
 
     Flavour(final String name, final int size) {
@@ -62,25 +74,26 @@ abstract class Flavour implements AutoCloseable {
 
     /**
      * @param name    one of {@link #NAMES}
-     * @param size    bytes per buffer
+     * @param size    bytes per buffer (the largest, for a size mix)
      * @param threads benchmark threads that will each build a ring ({@link #newRing(int)})
      * @param slots   slots per ring
      * @return a new flavour; {@link #close()} it at the end of the trial
+     * @throws IllegalArgumentException for an unknown name
      */
     static Flavour create(final String name, final int size, final int threads, final int slots) {
         switch (name) {
             case "jdk":
                 return new Jdk(size);
-            case "jdkGc":
-                return new JdkGc(size);
+            case AGENT:
+                return new Agent(size);
             case "kmem4jTracked":
-                return new Kmem4jTracked(name, size, false);
-            case "kmem4jExplicit":
-                return new Kmem4jExplicit(name, size, false);
-            case "kmem4jTrackedZeroOnFree":
                 return new Kmem4jTracked(name, size, true);
-            case "kmem4jExplicitZeroOnFree":
+            case "kmem4jExplicit":
                 return new Kmem4jExplicit(name, size, true);
+            case "kmem4jTrackedZeroOnAlloc":
+                return new Kmem4jTracked(name, size, false);
+            case "kmem4jExplicitZeroOnAlloc":
+                return new Kmem4jExplicit(name, size, false);
             case "nettyPooled":
                 return new NettyPooled(size);
             case "nettyAdaptive":
@@ -95,18 +108,33 @@ abstract class Flavour implements AutoCloseable {
         }
     }
 
-    /** @return a new buffer of {@link #size} bytes (object flavours only). */
-    abstract Object allocate();
+    /** @return a new buffer of {@code capacity} bytes (object flavours only). */
+    abstract Object allocate(int capacity);
 
-    /** Gives back a buffer from {@link #allocate()}, on any thread. */
+    /** Gives back a buffer from {@link #allocate(int)}, on any thread. */
     abstract void release(Object buffer);
+
+    /** @return the native address of a buffer from {@link #allocate(int)}. */
+    long address(final Object buffer) {
+        return BufferUtil.address((ByteBuffer) buffer);
+    }
+
+    /** @return true when GC gives a dropped buffer's memory back (a JDK cleaner frees it). */
+    boolean reclaimedByGc() {
+        return false;
+    }
 
     /**
      * @param slots ring slots
      * @return an empty ring for the calling thread; fill it on the thread that will use it
      */
     Ring newRing(final int slots) {
-        return new ObjectRing(this, slots);
+        return new Ring.Objects(this, slots);
+    }
+
+    /** @return off-heap bytes this allocator holds from the system now, or -1 when it cannot tell. */
+    long reservedBytes() {
+        return -1;
     }
 
     /** @return statistics worth reporting after a trial (after every buffer was released), or {@code null}. */
@@ -118,113 +146,129 @@ abstract class Flavour implements AutoCloseable {
     final void printStats(final BenchmarkParams params) {
         final String s = stats();
         if (s != null) {
-            System.out.println(Jvm.STATS_PREFIX + " benchmark=" + params.getBenchmark() + " threads="
-                + params.getThreads() + " allocator=" + name + " size=" + size + " " + s);
-            System.out.flush();
+            printStats(params, this, s);
         }
+    }
+
+    /**
+     * Prints {@code kv} (space-separated {@code key=value}) on a {@link Jvm#STATS_PREFIX} line for this
+     * trial, after the benchmark, thread count and every benchmark parameter.
+     */
+    static void printStats(final BenchmarkParams params, final Flavour f, final String kv) {
+        final StringBuilder b = new StringBuilder(Jvm.STATS_PREFIX).append(" benchmark=").append(params.getBenchmark())
+            .append(" threads=").append(params.getThreads());
+        for (final String k : params.getParamsKeys()) {
+            b.append(' ').append(k).append('=').append(params.getParam(k));
+        }
+        System.out.println(b.append(' ').append(kv));
+        System.out.flush();
     }
 
     @Override
     public void close() {
     }
 
-    // ------------------------------------------------------------------------------ rings
-
-    /** One thread's ring of slots. Not thread-safe: used by the thread that filled it. */
-    abstract static class Ring {
-        /** @return the number of slots. */
-        abstract int slots();
-
-        /** Allocates into every slot. */
-        final void fill() {
-            for (int i = 0; i < slots(); i++) {
-                replace(i);
+    /** @return direct memory the JDK's {@code java.nio.Bits} counts (the {@code direct} buffer pool), bytes. */
+    static long jdkDirectMemoryUsed() {
+        for (final BufferPoolMXBean p : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+            if ("direct".equals(p.getName())) {
+                return p.getMemoryUsed();
             }
         }
-
-        /** Releases what {@code slot} holds and allocates a new buffer into it. */
-        abstract void replace(int slot);
-
-        /** Releases every buffer held; the ring is empty afterwards. */
-        abstract void releaseAll();
-    }
-
-    /** A ring of buffer objects, for every flavour with an object API. */
-    static final class ObjectRing extends Ring {
-        private final Flavour flavour;
-        private final Object[] slots;
-
-        ObjectRing(final Flavour flavour, final int slots) {
-            this.flavour = flavour;
-            this.slots = new Object[slots];
-        }
-
-        @Override
-        int slots() {
-            return slots.length;
-        }
-
-        @Override
-        void replace(final int slot) {
-            final Object old = slots[slot];
-            if (old != null) {
-                flavour.release(old);
-            }
-            slots[slot] = flavour.allocate();
-        }
-
-        @Override
-        void releaseAll() {
-            for (int i = 0; i < slots.length; i++) {
-                final Object b = slots[i];
-                if (b != null) {
-                    slots[i] = null;
-                    flavour.release(b);
-                }
-            }
-        }
+        return -1;
     }
 
     // ------------------------------------------------------------------------------ flavours
 
     /** {@code ByteBuffer.allocateDirect} + {@code Unsafe.invokeCleaner}. */
-    static final class Jdk extends Flavour {
+    static class Jdk extends Flavour {
         Jdk(final int size) {
-            super("jdk", size);
+            this("jdk", size);
+        }
+
+        Jdk(final String name, final int size) {
+            super(name, size);
         }
 
         @Override
-        Object allocate() {
-            return ByteBuffer.allocateDirect(size);
+        final Object allocate(final int capacity) {
+            return ByteBuffer.allocateDirect(capacity);
         }
 
         @Override
-        void release(final Object buffer) {
+        final void release(final Object buffer) {
             invokeCleaner((ByteBuffer) buffer);
         }
-    }
 
-    /** {@code ByteBuffer.allocateDirect}, then dropped: GC finds it and its cleaner frees it. */
-    static final class JdkGc extends Flavour {
-        JdkGc(final int size) {
-            super("jdkGc", size);
+        @Override
+        final boolean reclaimedByGc() {
+            return true;
         }
 
         @Override
-        Object allocate() {
-            return ByteBuffer.allocateDirect(size);
-        }
-
-        @Override
-        void release(final Object buffer) {
-            // dropped: the slot is overwritten and the GC-driven cleaner frees the memory later
+        long reservedBytes() {
+            return jdkDirectMemoryUsed();
         }
     }
 
     /**
-     * Base of the kmem4j flavours: one {@link SlabAllocator} per trial with the default configuration
-     * except zeroing: {@code kmem4jTracked} and {@code kmem4jExplicit} zero on allocation, the
-     * *ZeroOnFree names on release (the default since this comparison).
+     * The JDK's code path unchanged ({@code ByteBuffer.allocateDirect} + {@code Unsafe.invokeCleaner})
+     * in a fork started with the kmem4j agent, which rewrote {@code allocateDirect}. Statistics come
+     * from the agent's {@code kmem4j:type=Allocator} MXBean.
+     */
+    static final class Agent extends Jdk {
+        private static final String BEAN = "kmem4j:type=Allocator";
+
+        Agent(final int size) {
+            super(AGENT, size);
+            if (!agentInstalled()) {
+                throw new IllegalStateException("allocator=" + AGENT + " needs a fork started with"
+                    + " -javaagent:agent/target/kmem4j-agent.jar (benchmarks/run adds it; with JMH directly pass"
+                    + " -jvmArgsPrepend -javaagent:agent/target/kmem4j-agent.jar)");
+            }
+        }
+
+        /** @return true when {@code java.nio.Kmem4jBridge.allocator} is set (the agent serves allocateDirect). */
+        static boolean agentInstalled() {
+            try {
+                final Class<?> bridge = Class.forName("java.nio.Kmem4jBridge", false, null);
+                return bridge.getField("allocator").get(null) != null;
+            } catch (final ReflectiveOperationException | RuntimeException | LinkageError e) {
+                return false;
+            }
+        }
+
+        private static Object attribute(final String name) {
+            try {
+                final MBeanServer s = ManagementFactory.getPlatformMBeanServer();
+                return s.getAttribute(new ObjectName(BEAN), name);
+            } catch (final Exception e) {
+                return null;
+            }
+        }
+
+        @Override
+        long reservedBytes() {
+            final Object v = attribute("BytesReserved");
+            return v instanceof Number ? ((Number) v).longValue() : -1;
+        }
+
+        @Override
+        String stats() {
+            final Object hit = attribute("MagazineHitRate");
+            if (!(hit instanceof Number)) {
+                return "agentStats=unavailable";
+            }
+            return String.format(Locale.ROOT,
+                "magazineHitRate=%.5f addressOrderScore=- allocations=%s fallbacks=%s remoteFreesSent=%s"
+                    + " liveBuffers=%s chunks=%s", ((Number) hit).doubleValue(), attribute("Allocations"),
+                attribute("Fallbacks"), attribute("RemoteFreesSent"), attribute("LiveBuffers"), attribute("Chunks"));
+        }
+    }
+
+    /**
+     * Base of the kmem4j core-API flavours: one {@link SlabAllocator} per trial with the default
+     * configuration ({@code zeroOnFree=true}); the *ZeroOnAlloc names set {@code zeroOnFree=false}.
      */
     abstract static class Kmem4j extends Flavour {
         final SlabAllocator allocator;
@@ -232,6 +276,11 @@ abstract class Flavour implements AutoCloseable {
         Kmem4j(final String name, final int size, final boolean zeroOnFree) {
             super(name, size);
             this.allocator = new SlabAllocator(SlabAllocatorConfig.builder().zeroOnFree(zeroOnFree).build());
+        }
+
+        @Override
+        long reservedBytes() {
+            return allocator.stats().bytesReserved();
         }
 
         @Override
@@ -260,13 +309,18 @@ abstract class Flavour implements AutoCloseable {
         }
 
         @Override
-        Object allocate() {
-            return allocator.allocate(size);
+        Object allocate(final int capacity) {
+            return allocator.allocate(capacity);
         }
 
         @Override
         void release(final Object buffer) {
             invokeCleaner((ByteBuffer) buffer);
+        }
+
+        @Override
+        boolean reclaimedByGc() {
+            return true;
         }
     }
 
@@ -277,8 +331,8 @@ abstract class Flavour implements AutoCloseable {
         }
 
         @Override
-        Object allocate() {
-            return allocator.allocateExplicit(size);
+        Object allocate(final int capacity) {
+            return allocator.allocateExplicit(capacity);
         }
 
         @Override
@@ -294,8 +348,13 @@ abstract class Flavour implements AutoCloseable {
         }
 
         @Override
-        void release(final Object buffer) {
+        final void release(final Object buffer) {
             ((ByteBuf) buffer).release();
+        }
+
+        @Override
+        final long address(final Object buffer) {
+            return ((ByteBuf) buffer).memoryAddress();
         }
     }
 
@@ -308,8 +367,13 @@ abstract class Flavour implements AutoCloseable {
         }
 
         @Override
-        Object allocate() {
-            return alloc.directBuffer(size, size);
+        Object allocate(final int capacity) {
+            return alloc.directBuffer(capacity, capacity);
+        }
+
+        @Override
+        long reservedBytes() {
+            return alloc.metric().usedDirectMemory();
         }
 
         @Override
@@ -329,8 +393,13 @@ abstract class Flavour implements AutoCloseable {
         }
 
         @Override
-        Object allocate() {
-            return alloc.directBuffer(size, size);
+        Object allocate(final int capacity) {
+            return alloc.directBuffer(capacity, capacity);
+        }
+
+        @Override
+        long reservedBytes() {
+            return alloc.usedDirectMemory();
         }
 
         @Override
@@ -346,55 +415,18 @@ abstract class Flavour implements AutoCloseable {
         }
 
         @Override
-        Object allocate() {
-            throw new UnsupportedOperationException("allocator=unsafe has no buffer objects: ring benchmarks only");
+        Object allocate(final int capacity) {
+            throw new UnsupportedOperationException("allocator=unsafe has no buffer objects: ring workloads only");
         }
 
         @Override
         void release(final Object buffer) {
-            throw new UnsupportedOperationException("allocator=unsafe has no buffer objects: ring benchmarks only");
+            throw new UnsupportedOperationException("allocator=unsafe has no buffer objects: ring workloads only");
         }
 
         @Override
         Ring newRing(final int slots) {
-            return new AddressRing(size, slots);
-        }
-    }
-
-    /** A ring of raw addresses for {@link RawUnsafe}. */
-    static final class AddressRing extends Ring {
-        private final int size;
-        private final long[] slots;
-
-        AddressRing(final int size, final int slots) {
-            this.size = size;
-            this.slots = new long[slots];
-        }
-
-        @Override
-        int slots() {
-            return slots.length;
-        }
-
-        @Override
-        void replace(final int slot) {
-            final long old = slots[slot];
-            if (old != 0) {
-                freeMemory(old);
-            }
-            final long a = allocateMemory(size);
-            setMemory(a, size, (byte) 0);
-            slots[slot] = a;
-        }
-
-        @Override
-        void releaseAll() {
-            for (int i = 0; i < slots.length; i++) {
-                if (slots[i] != 0) {
-                    freeMemory(slots[i]);
-                    slots[i] = 0;
-                }
-            }
+            return new Ring.Addresses(slots);
         }
     }
 }

@@ -13,6 +13,8 @@ import java.lang.reflect.Constructor;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.agrona.BufferUtil;
+
 /**
  * The {@code floor} flavour: the least any allocator that hands out tracked {@code ByteBuffer}s
  * (root buffers with a JDK cleaner, like kmem4j's) can cost on this JDK.
@@ -33,12 +35,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Memory: one {@code Unsafe.allocateMemory} region per trial, split into one part per
  * benchmark thread, each part carved into fixed blocks of the benchmark's size rounded up to a
- * 64-byte cache line (at most 64 KiB): {@code slots + 1} blocks per thread, enough for a full ring
- * since a slot is released before it is refilled. The region is not counted against
+ * 64-byte cache line (at most 64 KiB; a workload that mixes sizes passes its largest): {@code slots + 1}
+ * blocks per thread, enough for a full ring since a slot is released before it is refilled. The region is not counted against
  * {@code MaxDirectMemorySize} (kmem4j counts its chunks, not its buffers, so neither pays per buffer).
  *
  * <p>Rings only: a block must be released on the thread that took it (the stack is not thread-safe),
- * which is always true of the ring benchmark, including at tear-down.
+ * which is always true of the ring workloads, including at tear-down.
  */
 final class Floor extends Flavour {
     /** Largest block, bytes. */
@@ -90,13 +92,13 @@ final class Floor extends Flavour {
     }
 
     @Override
-    Object allocate() {
-        throw new UnsupportedOperationException("allocator=floor keeps per-thread free stacks: ring benchmarks only");
+    Object allocate(final int capacity) {
+        throw new UnsupportedOperationException("allocator=floor keeps per-thread free stacks: ring workloads only");
     }
 
     @Override
     void release(final Object buffer) {
-        throw new UnsupportedOperationException("allocator=floor keeps per-thread free stacks: ring benchmarks only");
+        throw new UnsupportedOperationException("allocator=floor keeps per-thread free stacks: ring workloads only");
     }
 
     @Override
@@ -110,11 +112,11 @@ final class Floor extends Flavour {
         return new FloorRing(this, stack, slots);
     }
 
-    ByteBuffer allocate(final FreeStack stack) {
+    ByteBuffer allocate(final FreeStack stack, final int capacity) {
         final long a = stack.pop();
-        setMemory(a, size, (byte) 0);
+        setMemory(a, capacity, (byte) 0);
         try {
-            return (ByteBuffer) NEW_BUFFER.invokeExact(size, a, (Runnable) new Push(stack, a));
+            return (ByteBuffer) NEW_BUFFER.invokeExact(capacity, a, (Runnable) new Push(stack, a));
         } catch (final RuntimeException | Error e) {
             throw e;
         } catch (final Throwable t) {
@@ -191,22 +193,28 @@ final class Floor extends Flavour {
         }
 
         @Override
-        void replace(final int slot) {
-            final ByteBuffer old = slots[slot];
-            if (old != null) {
-                invokeCleaner(old);
-            }
-            slots[slot] = floor.allocate(stack);
+        boolean occupied(final int slot) {
+            return slots[slot] != null;
         }
 
         @Override
-        void releaseAll() {
-            for (int i = 0; i < slots.length; i++) {
-                if (slots[i] != null) {
-                    invokeCleaner(slots[i]);
-                    slots[i] = null;
-                }
+        void allocate(final int slot, final int capacity) {
+            if (capacity > floor.stride) {
+                throw new IllegalArgumentException("allocator=floor was sized for " + floor.size + " bytes, not " + capacity);
             }
+            slots[slot] = floor.allocate(stack, capacity);
+        }
+
+        @Override
+        void release(final int slot) {
+            final ByteBuffer b = slots[slot];
+            slots[slot] = null;
+            invokeCleaner(b);
+        }
+
+        @Override
+        long address(final int slot) {
+            return BufferUtil.address(slots[slot]);
         }
     }
 }

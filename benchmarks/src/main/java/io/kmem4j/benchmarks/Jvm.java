@@ -7,13 +7,15 @@ package io.kmem4j.benchmarks;
  *   <li>{@link #ADD_EXPORTS}, {@link #ADD_OPENS}: what {@code allocator-core} needs when it runs
  *       without the agent (Agrona's {@code UnsafeApi}; the JDK's mapped-buffer constructor, also
  *       used by the {@code floor} flavour).</li>
- *   <li>A fixed 1 GiB heap, so GC behaviour (which drives the {@code jdkGc} flavour) does not
+ *   <li>A fixed 1 GiB heap, so GC behaviour (which drives {@link GcOnlyBenchmark}) does not
  *       depend on the machine's memory size.</li>
  *   <li>{@code MaxDirectMemorySize=3g}: the largest ring (2 threads x 8192 slots x 64 KiB) holds
- *       1 GiB; the rest is head-room for {@code jdkGc}'s unreclaimed garbage.</li>
+ *       1 GiB; the rest is head-room for garbage GC has not reclaimed yet.</li>
  *   <li>Netty's leak detector off, as in Netty's own microbenchmarks (its default samples 1 buffer
  *       in 128 with a stack trace, which would measure the detector, not the allocator).</li>
  * </ul>
+ * {@link NearLimitBenchmark} runs with {@value #NEAR_LIMIT_MAX_DIRECT_MIB} MiB of direct memory and
+ * {@link MemoryBenchmark} with a small pre-touched heap (its RSS then moves with off-heap memory only).
  */
 final class Jvm {
     static final String ADD_EXPORTS = "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED";
@@ -22,6 +24,16 @@ final class Jvm {
     static final String XMX = "-Xmx1g";
     static final String MAX_DIRECT = "-XX:MaxDirectMemorySize=3g";
     static final String NETTY_NO_LEAK_DETECTION = "-Dio.netty.leakDetection.level=disabled";
+
+    /** {@code -XX:MaxDirectMemorySize} of {@link NearLimitBenchmark}'s forks, MiB. */
+    static final int NEAR_LIMIT_MAX_DIRECT_MIB = 64;
+    static final String NEAR_LIMIT_MAX_DIRECT = "-XX:MaxDirectMemorySize=" + NEAR_LIMIT_MAX_DIRECT_MIB + "m";
+
+    /** {@link MemoryBenchmark}: a small heap, all of it resident from the start. */
+    static final String SMALL_XMS = "-Xms256m";
+    static final String SMALL_XMX = "-Xmx256m";
+    static final String PRE_TOUCH = "-XX:+AlwaysPreTouch";
+    static final String MEMORY_MAX_DIRECT = "-XX:MaxDirectMemorySize=1g";
 
     /** Prefix of the one-line allocator statistics a fork prints at the end of each trial. */
     static final String STATS_PREFIX = "[allocator-stats]";

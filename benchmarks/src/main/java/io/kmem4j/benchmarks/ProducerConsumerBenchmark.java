@@ -57,11 +57,11 @@ public class ProducerConsumerBenchmark {
     @State(Scope.Benchmark)
     public static class AllocatorState {
         /** Buffer capacity, bytes. */
-        @Param({"4096"})
+        @Param({"256", "4096"})
         public int size;
 
         /** Flavour name: any flavour with buffer objects (not {@code unsafe} or {@code floor}). */
-        @Param({"jdk", "kmem4jTracked", "kmem4jExplicit", "nettyPooled"})
+        @Param({"jdk", "kmem4jAgent", "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive"})
         public String allocator;
 
         Flavour flavour;
@@ -110,7 +110,7 @@ public class ProducerConsumerBenchmark {
     @Group("pc")
     @GroupThreads(1)
     public void produce(final AllocatorState a, final Channel c, final Control control) {
-        final Object b = a.flavour.allocate();
+        final Object b = a.flavour.allocate(a.size);
         int spins = 0;
         while (!c.queue.offer(b)) {
             if (control.stopMeasurement) {

@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,7 +16,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -27,8 +27,14 @@ import java.util.TreeSet;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import com.google.gson.JsonPrimitive;
 import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Group;
+import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.IterationParams;
@@ -37,41 +43,46 @@ import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.results.format.ResultFormatType;
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
-import com.google.gson.JsonPrimitive;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
 import org.openjdk.jmh.runner.format.OutputFormat;
 import org.openjdk.jmh.runner.format.OutputFormatFactory;
-import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 import org.openjdk.jmh.runner.options.VerboseMode;
 
 /**
- * Runs the benchmarks with a profile, reads JMH's JSON results back and reports ns/op per
- * (benchmark, size, threads, allocator) with ratios against {@code jdk}, {@code nettyPooled} and
- * {@code floor} from the same run, plus the kmem4j statistics the forks print; writes
- * {@code BENCHMARKS.md}. Started by {@code benchmarks/run} from the repository root.
+ * Runs the benchmarks with a profile, reads JMH's JSON results back and reports ns/op per workload,
+ * parameters and allocator with ratios against {@code jdk}, {@code nettyPooled} and {@code floor}
+ * from the same run, the workloads' own figures (GC count, latency percentiles, RSS), the kmem4j
+ * statistics the forks print, and the goals of issue 7; writes {@code BENCHMARKS.md}. Started by
+ * {@code benchmarks/run} from the repository root.
  *
  * <pre>
- * Report [--smoke | --quick | --full] [--include REGEX] [--size N,N] [--allocator A,B]
+ * Report [--smoke | --quick | --full] [--include REGEX] [--size N,N] [--allocator A,B] [--agent JAR]
  *        [--out FILE | --no-md] [--results-dir DIR] [--from-json FILE[,FILE]] [--log FILE]
  * </pre>
  *
- * Exit status 0 when every selected benchmark produced a result, 1 when some failed, 2 on bad usage.
+ * <p>The {@code kmem4jAgent} allocator runs in forks of their own, started with
+ * {@code -javaagent:<agent jar>} (JMH's {@code jvmArgsPrepend}; the benchmark classes' own
+ * {@code jvmArgsAppend} still apply). {@code BENCHMARKS.md} is regenerated up to the line
+ * {@value #HAND_WRITTEN}; everything from that line on is hand-written and kept as it is.
+ *
+ * <p>Exit status 0 when every selected benchmark produced a result, 1 when some failed, 2 on bad usage.
  */
 public final class Report {
-    private static final List<Class<?>> CLASSES = List.of(RingBenchmark.class, ProducerConsumerBenchmark.class);
-    private static final List<String> BASELINES = List.of("jdk", "nettyPooled", "floor");
+    static final List<Class<?>> CLASSES = List.of(RingBenchmark.class, SizeMixBenchmark.class,
+        ProducerConsumerBenchmark.class, GcOnlyBenchmark.class, NearLimitBenchmark.class, ChainBenchmark.class,
+        MemoryBenchmark.class);
+    /** The marker line in BENCHMARKS.md after which the text is hand-written and kept. */
+    static final String HAND_WRITTEN = "<!-- hand-written below: benchmarks/run keeps everything after this line -->";
 
-    /** A run profile: JMH iteration counts and times. */
+    /** A run profile: JMH iteration counts and times, and what it selects. */
     enum Profile {
-        SMOKE(1, 200, 1, 300, 1, "1 x 200 ms warm-up, 1 x 300 ms measurement, 1 fork; smallest size only"),
-        QUICK(2, 1000, 3, 1000, 1, "2 x 1 s warm-up, 3 x 1 s measurement, 1 fork"),
-        FULL(5, 2000, 8, 2000, 2, "5 x 2 s warm-up, 8 x 2 s measurement, 2 forks");
+        SMOKE(1, 200, 1, 300, 1, "1 x 200 ms warm-up, 1 x 300 ms measurement, 1 fork; the quick selection, smallest size"),
+        QUICK(1, 1000, 3, 1000, 1, "1 x 1 s warm-up, 3 x 1 s measurement, 1 fork; a selection (see below)"),
+        FULL(3, 1000, 5, 1000, 2, "3 x 1 s warm-up, 5 x 1 s measurement, 2 forks; every parameter");
 
         final int warmups;
         final int warmupMillis;
@@ -89,40 +100,50 @@ public final class Report {
             this.forks = forks;
             this.description = description;
         }
-
-        String flag() {
-            return "--" + name().toLowerCase(Locale.ROOT);
-        }
     }
 
-    /** One benchmark class's selection. */
-    record Plan(Class<?> benchmarkClass, List<String> methods, List<String> sizes, List<String> allocators) {
+    /**
+     * What the quick (and smoke) profile leaves out of the benchmark classes' own parameter lists,
+     * to stay a few minutes on 2 cores: {@code ring2} at 256 B only, no 64 KiB ring, no zero-on-allocation
+     * variants, producer/consumer at 4 KiB only, the chain after churn only.
+     */
+    private static final Map<String, Map<String, List<String>>> QUICK_SELECTION = Map.of(
+        "RingBenchmark.ring1", Map.of("size", List.of("256", "4096"), "allocator", List.of("jdk", "kmem4jAgent",
+            "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive", "unsafe", "floor")),
+        "RingBenchmark.ring2", Map.of("size", List.of("256"), "allocator", List.of("jdk", "kmem4jAgent",
+            "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive", "unsafe", "floor")),
+        "ProducerConsumerBenchmark.pc", Map.of("size", List.of("4096")),
+        "ChainBenchmark.traverse", Map.of("state", List.of("churned")));
+
+    /** One JMH run: a benchmark method, its parameters, and whether its forks carry the agent. */
+    record Plan(Class<?> benchmarkClass, String method, Map<String, List<String>> params, boolean agent) {
         int count() {
-            return methods.size() * sizes.size() * allocators.size();
+            return params.values().stream().mapToInt(List::size).reduce(1, (a, b) -> a * b);
         }
 
         String include() {
-            return "^" + Pattern.quote(benchmarkClass.getName() + ".") + "(" + String.join("|", methods) + ")$";
+            return "^" + Pattern.quote(benchmarkClass.getName() + ".") + method + "$";
         }
-    }
 
-    /** One result row. */
-    record Row(String benchmark, int size, int threads, String allocator, double score, double error,
-               String unit, Map<String, Double> secondary) {
+        String name() {
+            return benchmarkClass.getSimpleName() + "." + method;
+        }
     }
 
     private Profile profile = Profile.QUICK;
     private String include;
     private List<String> sizes;
     private List<String> allocators;
+    private Path agentJar = Paths.get("agent", "target", "kmem4j-agent.jar");
     private Path out;
     private boolean noMarkdown;
     private Path resultsDir = Paths.get("benchmarks", "target", "jmh-results");
     private final List<Path> fromJson = new ArrayList<>();
     private Path fromLog;
     private final List<String> args;
-    private final List<String> statsLines = new ArrayList<>();
+    private final TrialStats trialStats = new TrialStats();
     private final List<String> failures = new ArrayList<>();
+    private long runMillis;
 
     private Report(final List<String> args) {
         this.args = args;
@@ -147,18 +168,19 @@ public final class Report {
     private static String usage() {
         return String.join("\n",
             "usage: benchmarks/run [--smoke | --quick | --full] [options]",
-            "  --smoke            a few hundred ms per benchmark, smallest size only: checks that everything runs",
+            "  --smoke            " + Profile.SMOKE.description,
             "  --quick            (default) " + Profile.QUICK.description,
             "  --full             " + Profile.FULL.description,
             "  --include REGEX    only benchmarks whose name (e.g. RingBenchmark.ring1) matches",
-            "  --size N,N         sizes to run (default: each benchmark's own list)",
-            "  --allocator A,B    allocators to run (default: each benchmark's own list)",
+            "  --size N,N         sizes to run (default: the profile's selection)",
+            "  --allocator A,B    allocators to run (default: the profile's selection; each workload runs those it can)",
+            "  --agent JAR        the kmem4j agent for allocator kmem4jAgent (default agent/target/kmem4j-agent.jar)",
             "  --out FILE         markdown report (default BENCHMARKS.md; none for --smoke)",
-            "  --no-md            print the table only",
+            "  --no-md            print the tables only",
             "  --results-dir DIR  where JMH's JSON and log go (default benchmarks/target/jmh-results)",
             "  --from-json F,F    do not run: report these JMH JSON result files",
             "  --log FILE         with --from-json: JMH output holding the " + Jvm.STATS_PREFIX + " lines",
-            "  --no-build         (benchmarks/run only) do not rebuild the jar");
+            "  --no-build         (benchmarks/run only) do not rebuild the jars");
     }
 
     private void parseArgs() {
@@ -171,6 +193,7 @@ public final class Report {
                 case "--include" -> include = value(++k, a);
                 case "--size" -> sizes = csv(value(++k, a));
                 case "--allocator" -> allocators = csv(value(++k, a));
+                case "--agent" -> agentJar = Paths.get(value(++k, a));
                 case "--out" -> out = Paths.get(value(++k, a));
                 case "--no-md" -> noMarkdown = true;
                 case "--results-dir" -> resultsDir = Paths.get(value(++k, a));
@@ -181,6 +204,13 @@ public final class Report {
                     System.exit(0);
                 }
                 default -> throw new IllegalArgumentException("unknown argument " + a);
+            }
+        }
+        if (allocators != null) {
+            for (final String al : allocators) {
+                if (!Arrays.asList(Flavour.NAMES).contains(al)) {
+                    throw new IllegalArgumentException("unknown allocator " + al + "; known: " + String.join(",", Flavour.NAMES));
+                }
             }
         }
         if (out == null && !noMarkdown && profile != Profile.SMOKE) {
@@ -206,6 +236,7 @@ public final class Report {
 
     private int execute() throws IOException, RunnerException {
         final String loadBefore = loadAverage();
+        final long t0 = System.nanoTime();
         final List<Path> jsons;
         if (fromJson.isEmpty()) {
             jsons = runAll();
@@ -215,11 +246,12 @@ public final class Report {
                 for (final String line : Files.readAllLines(fromLog)) {
                     final int at = line.indexOf(Jvm.STATS_PREFIX); // JMH may have started a line before it
                     if (at >= 0) {
-                        statsLines.add(line.substring(at));
+                        trialStats.add(line.substring(at));
                     }
                 }
             }
         }
+        runMillis = (System.nanoTime() - t0) / 1_000_000;
         final String loadAfter = loadAverage();
 
         final List<Row> rows = new ArrayList<>();
@@ -229,15 +261,22 @@ public final class Report {
                 rows.addAll(readRows(p, jvm));
             }
         }
-        final String table = tables(rows);
+        final ReportTables t = new ReportTables(rows, trialStats);
+        final String table = t.tables();
+        final String goals = t.goals();
         System.out.println();
         System.out.println(table);
+        System.out.println(goals);
         final String stats = statsTable();
         if (!stats.isEmpty()) {
             System.out.println(stats);
         }
+        if (fromJson.isEmpty()) {
+            System.out.printf(Locale.ROOT, "run took %.1f min%n", runMillis / 60000.0);
+        }
         if (out != null && !rows.isEmpty()) {
-            Files.writeString(out, markdown(table, stats, jvm, loadBefore, loadAfter), StandardCharsets.UTF_8);
+            Files.writeString(out, markdown(table, goals, stats, jvm, loadBefore, loadAfter) + handWritten(out),
+                StandardCharsets.UTF_8);
             System.out.println("wrote " + out.toAbsolutePath().normalize());
         }
         if (!failures.isEmpty()) {
@@ -252,38 +291,62 @@ public final class Report {
         return 0;
     }
 
+    /** @return the hand-written tail of {@code file} (from the marker line on), or a fresh marker. */
+    static String handWritten(final Path file) throws IOException {
+        if (Files.exists(file)) {
+            final String s = Files.readString(file, StandardCharsets.UTF_8);
+            final int at = s.indexOf(HAND_WRITTEN);
+            if (at >= 0) {
+                return s.substring(at);
+            }
+        }
+        return HAND_WRITTEN + "\n";
+    }
+
     private List<Plan> plans() {
         final Pattern filter = include == null ? null : Pattern.compile(include);
         final List<Plan> plans = new ArrayList<>();
         for (final Class<?> c : CLASSES) {
-            final List<String> methods = benchmarkNames(c).stream()
-                .filter(m -> filter == null || filter.matcher(c.getSimpleName() + "." + m).find())
-                .collect(Collectors.toList());
-            if (methods.isEmpty()) {
-                continue;
-            }
-            final List<String> ownSizes = List.of(paramValues(c, "size"));
-            List<String> sz = sizes != null ? sizes : ownSizes;
-            if (profile == Profile.SMOKE && sizes == null) {
-                sz = List.of(ownSizes.get(0));
-            }
-            final List<String> ownAllocators = List.of(paramValues(c, "allocator"));
-            final List<String> al = (allocators != null ? allocators : ownAllocators).stream()
-                .filter(a -> supports(c, a))
-                .collect(Collectors.toList());
-            if (!al.isEmpty() && !sz.isEmpty()) {
-                plans.add(new Plan(c, methods, sz, al));
+            for (final String m : benchmarkNames(c)) {
+                final String name = c.getSimpleName() + "." + m;
+                if (filter != null && !filter.matcher(name).find()) {
+                    continue;
+                }
+                final Map<String, List<String>> params = new LinkedHashMap<>();
+                for (final Map.Entry<String, String[]> p : params(c).entrySet()) {
+                    List<String> v = List.of(p.getValue());
+                    if (profile != Profile.FULL) {
+                        v = QUICK_SELECTION.getOrDefault(name, Map.of()).getOrDefault(p.getKey(), v);
+                    }
+                    if (p.getKey().equals("size") && sizes != null) {
+                        v = sizes;
+                    } else if (p.getKey().equals("size") && profile == Profile.SMOKE) {
+                        v = List.of(v.get(0));
+                    }
+                    if (p.getKey().equals("allocator") && allocators != null) {
+                        final List<String> own = List.of(p.getValue());
+                        v = allocators.stream().filter(own::contains).toList(); // those the workload can run
+                    }
+                    params.put(p.getKey(), v);
+                }
+                if (params.values().stream().anyMatch(List::isEmpty)) {
+                    continue;
+                }
+                final List<String> al = params.get("allocator");
+                final List<String> plain = al.stream().filter(a -> !a.equals(Flavour.AGENT)).toList();
+                if (!plain.isEmpty()) {
+                    final Map<String, List<String>> p = new LinkedHashMap<>(params);
+                    p.put("allocator", plain);
+                    plans.add(new Plan(c, m, p, false));
+                }
+                if (al.contains(Flavour.AGENT)) {
+                    final Map<String, List<String>> p = new LinkedHashMap<>(params);
+                    p.put("allocator", List.of(Flavour.AGENT));
+                    plans.add(new Plan(c, m, p, true));
+                }
             }
         }
         return plans;
-    }
-
-    /** Flavours without buffer objects ({@code unsafe}, {@code floor}) run in the ring only. */
-    private static boolean supports(final Class<?> benchmarkClass, final String allocator) {
-        if (!Arrays.asList(Flavour.NAMES).contains(allocator)) {
-            throw new IllegalArgumentException("unknown allocator " + allocator + "; known: " + String.join(",", Flavour.NAMES));
-        }
-        return benchmarkClass == RingBenchmark.class || !(allocator.equals("unsafe") || allocator.equals("floor"));
     }
 
     private static List<String> benchmarkNames(final Class<?> c) {
@@ -297,9 +360,17 @@ public final class Report {
         return new ArrayList<>(names);
     }
 
-    private static String[] paramValues(final Class<?> c, final String field) {
+    /** @return the {@code @Param} lists of {@code c}'s {@code AllocatorState}, in declaration order. */
+    private static Map<String, String[]> params(final Class<?> c) {
         try {
-            return Class.forName(c.getName() + "$AllocatorState").getField(field).getAnnotation(Param.class).value();
+            final Map<String, String[]> m = new LinkedHashMap<>();
+            for (final Field f : Class.forName(c.getName() + "$AllocatorState").getFields()) {
+                final Param p = f.getAnnotation(Param.class);
+                if (p != null) {
+                    m.put(f.getName(), p.value());
+                }
+            }
+            return m;
         } catch (final ReflectiveOperationException e) {
             throw new IllegalStateException(e);
         }
@@ -309,6 +380,10 @@ public final class Report {
         final List<Plan> plans = plans();
         if (plans.isEmpty()) {
             throw new IllegalArgumentException("nothing selected");
+        }
+        if (plans.stream().anyMatch(Plan::agent) && !Files.isRegularFile(agentJar)) {
+            throw new IllegalArgumentException("allocator " + Flavour.AGENT + " needs the agent jar " + agentJar
+                + ": build it with ./mvnw -B -q -pl agent -am -DskipTests package, or leave the allocator out");
         }
         Files.createDirectories(resultsDir);
         final String tag = profile.name().toLowerCase(Locale.ROOT);
@@ -329,44 +404,41 @@ public final class Report {
             System.setErr(new PrintStream(teeErr, true, StandardCharsets.UTF_8));
             final Progress progress = new Progress(
                 OutputFormatFactory.createFormatInstance(ps, VerboseMode.NORMAL), tee, realOut, tag, total);
-            for (final Plan p : plans) {
-                final Path json = resultsDir.resolve(tag + "-" + p.benchmarkClass().getSimpleName() + ".json");
+            for (int k = 0; k < plans.size(); k++) {
+                final Plan p = plans.get(k);
+                final Path json = resultsDir.resolve(tag + "-" + k + "-" + p.name() + (p.agent() ? "-agent" : "") + ".json");
                 Files.deleteIfExists(json);
-                final Options opt = new OptionsBuilder()
+                final ChainedOptionsBuilder opt = new OptionsBuilder()
                     .include(p.include())
-                    .param("size", p.sizes().toArray(new String[0]))
-                    .param("allocator", p.allocators().toArray(new String[0]))
-                    .warmupIterations(profile.warmups)
-                    .warmupTime(TimeValue.milliseconds(profile.warmupMillis))
-                    .measurementIterations(profile.iterations)
-                    .measurementTime(TimeValue.milliseconds(profile.iterationMillis))
                     .forks(profile.forks)
                     .shouldFailOnError(false)
                     .resultFormat(ResultFormatType.JSON)
-                    .result(json.toString())
-                    .build();
-                final Collection<RunResult> results = new Runner(opt, progress).run();
+                    .result(json.toString());
+                p.params().forEach((name, values) -> opt.param(name, values.toArray(new String[0])));
+                if (!singleShot(p.benchmarkClass())) {
+                    opt.warmupIterations(profile.warmups)
+                        .warmupTime(TimeValue.milliseconds(profile.warmupMillis))
+                        .measurementIterations(profile.iterations)
+                        .measurementTime(TimeValue.milliseconds(profile.iterationMillis));
+                }
+                if (p.agent()) {
+                    opt.jvmArgsPrepend("-javaagent:" + agentJar.toAbsolutePath().normalize());
+                }
+                final Collection<RunResult> results = new Runner(opt.build(), progress).run();
                 final Set<String> got = new LinkedHashSet<>();
                 for (final RunResult rr : results) {
-                    final BenchmarkParams bp = rr.getParams();
-                    got.add(key(bp.getBenchmark(), bp.getParam("allocator"), bp.getParam("size")));
+                    got.add(rr.getParams().getParam("allocator") + "|" + paramsKey(rr.getParams()));
                 }
-                for (final String m : p.methods()) {
-                    for (final String s : p.sizes()) {
-                        for (final String a : p.allocators()) {
-                            final String k = key(p.benchmarkClass().getName() + "." + m, a, s);
-                            if (!got.contains(k)) {
-                                failures.add(shortName(p.benchmarkClass().getName() + "." + m)
-                                    + " allocator=" + a + " size=" + s + " (see " + log + ")");
-                            }
-                        }
-                    }
+                final int expected = p.count();
+                if (got.size() < expected) {
+                    failures.add(p.name() + (p.agent() ? " (agent)" : "") + ": " + (expected - got.size()) + " of "
+                        + expected + " parameter sets gave no result (see " + log + ")");
                 }
                 jsons.add(json);
             }
             System.out.flush();
             System.err.flush();
-            statsLines.addAll(tee.stats);
+            tee.stats.forEach(trialStats::add);
         } finally {
             System.setOut(realOut);
             System.setErr(realErr);
@@ -374,13 +446,14 @@ public final class Report {
         return jsons;
     }
 
-    private static String key(final String benchmark, final String allocator, final String size) {
-        return benchmark + "|" + allocator + "|" + size;
+    private static String paramsKey(final BenchmarkParams bp) {
+        return bp.getParamsKeys().stream().map(k -> k + "=" + bp.getParam(k)).collect(Collectors.joining(","));
     }
 
-    private static String shortName(final String benchmark) {
-        final String[] parts = benchmark.split("\\.");
-        return parts.length >= 2 ? parts[parts.length - 2] + "." + parts[parts.length - 1] : benchmark;
+    /** Single-shot classes (the memory burst) keep their own iteration counts: one measured shot, no warm-up. */
+    private static boolean singleShot(final Class<?> c) {
+        final BenchmarkMode m = c.getAnnotation(BenchmarkMode.class);
+        return m != null && Arrays.asList(m.value()).contains(Mode.SingleShotTime);
     }
 
     // ------------------------------------------------------------------------------ results
@@ -411,8 +484,13 @@ public final class Report {
                 m.getAsJsonArray("jvmArgs").forEach(a -> args.add(a.getAsString()));
                 jvm.putIfAbsent("jvmArgs", String.join(" ", args));
             }
-            rows.add(new Row(shortName(m.get("benchmark").getAsString()),
-                (int) number(params.get("size")),
+            final Map<String, String> workload = new LinkedHashMap<>();
+            for (final String p : TrialStats.PARAMS) {
+                if (params.has(p)) {
+                    workload.put(p, params.get(p).getAsString());
+                }
+            }
+            rows.add(new Row(Row.shortName(m.get("benchmark").getAsString()), workload,
                 m.get("threads").getAsInt(),
                 params.has("allocator") ? params.get("allocator").getAsString() : "null",
                 number(primary.get("score")),
@@ -432,111 +510,37 @@ public final class Report {
         return p.isNumber() ? p.getAsDouble() : Double.parseDouble(p.getAsString());
     }
 
-    private String tables(final List<Row> rows) {
-        final StringBuilder b = new StringBuilder();
-        final Map<String, List<Row>> byBenchmarkClass = new LinkedHashMap<>();
-        rows.stream()
-            .sorted(Comparator.comparing((Row r) -> r.benchmark().split("\\.")[0]).reversed()
-                .thenComparingInt(Row::size).thenComparingInt(Row::threads).thenComparing(Row::benchmark)
-                .thenComparingInt(r -> allocatorOrder(r.allocator())))
-            .forEach(r -> byBenchmarkClass.computeIfAbsent(r.benchmark().split("\\.")[0], k -> new ArrayList<>()).add(r));
-        final Map<String, Map<String, String>> stats = parsedStats();
-        for (final Map.Entry<String, List<Row>> e : byBenchmarkClass.entrySet()) {
-            final boolean group = e.getValue().stream().anyMatch(r -> !r.secondary().isEmpty());
-            b.append("### ").append(e.getKey()).append("\n\n");
-            b.append("| benchmark | size (B) | threads | allocator | ns/op | ± (99.9%) | vs jdk | vs nettyPooled | vs floor |"
-                + (group ? " produce ns/op | consume ns/op |" : "") + " kmem4j magazine hit rate |\n");
-            b.append("|---|--:|--:|---|--:|--:|--:|--:|--:|" + (group ? "--:|--:|" : "") + "--:|\n");
-            for (final Row r : e.getValue()) {
-                b.append("| ").append(r.benchmark()).append(" | ").append(r.size()).append(" | ").append(r.threads())
-                    .append(" | ").append(r.allocator()).append(" | ").append(fmt(r.score())).append(" | ")
-                    .append(fmt(r.error())).append(" |");
-                for (final String base : BASELINES) {
-                    final Row br = e.getValue().stream()
-                        .filter(x -> x.benchmark().equals(r.benchmark()) && x.size() == r.size()
-                            && x.threads() == r.threads() && x.allocator().equals(base))
-                        .findFirst().orElse(null);
-                    b.append(' ').append(br == null || !(br.score() > 0) ? "—"
-                        : String.format(Locale.ROOT, "%.2f×", r.score() / br.score())).append(" |");
-                }
-                if (group) {
-                    b.append(' ').append(fmt(r.secondary().getOrDefault("produce", Double.NaN))).append(" | ")
-                        .append(fmt(r.secondary().getOrDefault("consume", Double.NaN))).append(" |");
-                }
-                final Map<String, String> s = stats.get(statsKey(r.benchmark(), r.allocator(), r.size()));
-                b.append(' ').append(s != null && s.containsKey("magazineHitRate") ? s.get("magazineHitRate") : "")
-                    .append(" |\n");
-            }
-            b.append('\n');
-        }
-        if (!rows.isEmpty()) {
-            b.append("Ratios are this row's ns/op over the named allocator's in the same benchmark, size and thread"
-                + " count of this run: below 1.00× is faster. Scores are per thread (each of `ring2`'s two threads"
-                + " does its own operations).\n");
-        }
-        return b.toString();
-    }
-
-    private static int allocatorOrder(final String a) {
-        final int i = Arrays.asList(Flavour.NAMES).indexOf(a);
-        return i < 0 ? Integer.MAX_VALUE : i;
-    }
-
-    private static String fmt(final double v) {
-        if (Double.isNaN(v)) {
-            return "—";
-        }
-        return v >= 100 ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%.1f", v);
-    }
-
-    private static String statsKey(final String shortBenchmark, final String allocator, final int size) {
-        return shortBenchmark + "|" + allocator + "|" + size;
-    }
-
-    /** {@code [allocator-stats] benchmark=... threads=... allocator=... size=... k=v ...} lines, by row key. */
-    private Map<String, Map<String, String>> parsedStats() {
-        final Map<String, Map<String, String>> m = new LinkedHashMap<>();
-        for (final String line : statsLines) {
-            final Map<String, String> kv = new LinkedHashMap<>();
-            for (final String tok : line.substring(Jvm.STATS_PREFIX.length()).trim().split("\\s+")) {
-                final int eq = tok.indexOf('=');
-                if (eq > 0) {
-                    kv.put(tok.substring(0, eq), tok.substring(eq + 1));
-                }
-            }
-            if (kv.containsKey("benchmark") && kv.containsKey("allocator") && kv.containsKey("size")) {
-                // with several forks the last trial's line wins
-                m.put(statsKey(shortName(kv.get("benchmark")), kv.get("allocator"), Integer.parseInt(kv.get("size"))), kv);
-            }
-        }
-        return m;
-    }
-
     private String statsTable() {
-        final Map<String, Map<String, String>> stats = parsedStats();
         final StringBuilder b = new StringBuilder();
-        final List<Map<String, String>> kmem = stats.values().stream()
-            .filter(kv -> kv.containsKey("magazineHitRate")).collect(Collectors.toList());
+        final List<Map<String, String>> kmem = new ArrayList<>();
+        trialStats.all().forEach(kv -> {
+            if (kv.containsKey("magazineHitRate")) {
+                kmem.add(kv);
+            }
+        });
         if (!kmem.isEmpty()) {
             b.append("| benchmark | size (B) | threads | allocator | magazine hit rate | address order score | allocations"
                 + " | fallbacks | remote frees sent | live buffers at end |\n");
             b.append("|---|--:|--:|---|--:|--:|--:|--:|--:|--:|\n");
             for (final Map<String, String> kv : kmem) {
-                b.append("| ").append(shortName(kv.get("benchmark"))).append(" | ").append(kv.get("size")).append(" | ")
-                    .append(kv.get("threads")).append(" | ").append(kv.get("allocator")).append(" | ")
+                b.append("| ").append(Row.shortName(kv.get("benchmark"))).append(kv.containsKey("state")
+                        ? " " + kv.get("state") : "").append(" | ").append(kv.getOrDefault("size", "mix"))
+                    .append(" | ").append(kv.get("threads")).append(" | ").append(kv.get("allocator")).append(" | ")
                     .append(kv.get("magazineHitRate")).append(" | ").append(kv.get("addressOrderScore")).append(" | ")
                     .append(kv.get("allocations")).append(" | ").append(kv.get("fallbacks")).append(" | ")
                     .append(kv.get("remoteFreesSent")).append(" | ").append(kv.get("liveBuffers")).append(" |\n");
             }
             b.append("\nCounted over the whole trial (set-up fill, warm-up and measurement), read after every buffer"
-                + " was released (rings emptied, queues drained).\n");
+                + " was released (rings emptied, queues drained; GC-only: dropped buffers GC has not collected yet"
+                + " are still live). `kmem4jAgent`: read from the agent's MXBean (address order not exported).\n");
         }
-        final List<String> netty = stats.values().stream()
-            .filter(kv -> kv.get("allocator").startsWith("netty"))
-            .map(kv -> kv.get("allocator") + ": " + kv.entrySet().stream()
-                .filter(e -> !Set.of("benchmark", "threads", "allocator", "size", "usedDirectMemory").contains(e.getKey()))
-                .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" ")))
-            .filter(s -> !s.endsWith(": ")).distinct().collect(Collectors.toList());
+        final Set<String> netty = new LinkedHashSet<>();
+        trialStats.all().forEach(kv -> {
+            if (kv.get("allocator").startsWith("netty") && kv.containsKey("directArenas")) {
+                netty.add(kv.get("allocator") + ": useCacheForAllThreads=" + kv.get("useCacheForAllThreads")
+                    + " directArenas=" + kv.get("directArenas"));
+            }
+        });
         if (!netty.isEmpty()) {
             b.append("\nNetty settings seen in the forks: ").append(String.join("; ", netty)).append(".\n");
         }
@@ -545,15 +549,16 @@ public final class Report {
 
     // ------------------------------------------------------------------------------ markdown
 
-    private String markdown(final String table, final String stats, final Map<String, String> jvm,
+    private String markdown(final String table, final String goals, final String stats, final Map<String, String> jvm,
                             final String loadBefore, final String loadAfter) {
         final StringBuilder b = new StringBuilder();
         b.append("# kmem4j benchmarks\n\n");
         b.append("Generated by `benchmarks/run").append(args.isEmpty() ? "" : " " + String.join(" ", args))
             .append("` on ").append(ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z")))
-            .append(fromJson.isEmpty() ? "" : " (from saved JMH results)").append(".\n");
+            .append(fromJson.isEmpty() ? String.format(Locale.ROOT, " (the run took %.1f min)", runMillis / 60000.0)
+                : " (from saved JMH results)").append(".\n");
         b.append("Profile **").append(profile.name().toLowerCase(Locale.ROOT)).append("**: ").append(profile.description)
-            .append(" per benchmark and parameter set. Mode: average time, ns/op, lower is better.\n\n");
+            .append(". Mode: average time, ns/op, lower is better (the memory burst: one shot).\n\n");
         b.append("## Machine\n\n");
         b.append("- CPUs (`nproc`): ").append(Runtime.getRuntime().availableProcessors()).append('\n');
         b.append("- CPU model: ").append(cpuModel()).append('\n');
@@ -562,48 +567,80 @@ public final class Report {
             .append(jvm.getOrDefault("vmVersion", System.getProperty("java.vm.version"))).append('\n');
         b.append("- OS: ").append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version"))
             .append(' ').append(System.getProperty("os.arch")).append('\n');
-        b.append("- JMH ").append(jvm.getOrDefault("jmhVersion", "?")).append("; fork JVM flags: `")
-            .append(jvm.getOrDefault("jvmArgs", "?")).append("`\n");
+        b.append("- JMH ").append(jvm.getOrDefault("jmhVersion", "?")).append("; fork JVM flags (ring): `")
+            .append(Jvm.ADD_EXPORTS).append(' ').append(Jvm.ADD_OPENS).append(' ').append(Jvm.XMS).append(' ')
+            .append(Jvm.XMX).append(' ').append(Jvm.MAX_DIRECT).append(' ').append(Jvm.NETTY_NO_LEAK_DETECTION)
+            .append("`; `kmem4jAgent` forks add `-javaagent:agent/target/kmem4j-agent.jar`\n");
         if (loadBefore != null) {
             b.append("- Load average (1/5/15 min) before / after the run: ").append(loadBefore).append(" / ")
                 .append(loadAfter).append(" (anything well above 0 on this machine means other work competed")
                 .append(" for the cores and skews the numbers)\n");
         }
-        b.append("\n## Results\n\n").append(table).append('\n');
+        b.append("\n## Goals (issue 7)\n\n").append(goals).append('\n');
+        b.append("## Results\n\n").append(table).append('\n');
         if (!stats.isEmpty()) {
             b.append("## kmem4j statistics\n\n").append(stats).append('\n');
         }
         b.append("## What is measured\n\n");
         b.append("- **RingBenchmark** (`ring1`: 1 thread, `ring2`: 2 threads): each thread owns a ring of 8192 slots of")
-            .append(" `size`-byte direct buffers, filled at set-up; one operation releases the buffer in a random slot")
-            .append(" and allocates a new one there. Constant live set, random release order, same-thread free.\n");
+            .append(" `size`-byte buffers, filled at set-up; one operation releases the buffer in a random slot and")
+            .append(" allocates a new one there. Constant live set, random release order, same-thread free.\n");
+        b.append("- **SizeMixBenchmark** (`mix`): sizes from the value sizes of Facebook's memcached ETC pool")
+            .append(" (Atikoglu et al., SIGMETRICS 2012: generalized Pareto, scale 214.476, shape 0.348238; median")
+            .append(" 170 B, mean 329 B, p99 2.4 KiB, capped at 64 KiB), one fixed sequence for every allocator; the live")
+            .append(" set grows from 128 to 512 buffers and drains back in random order. One operation is one allocation")
+            .append(" or one release.\n");
         b.append("- **ProducerConsumerBenchmark** (`pc`): one thread allocates and offers into a bounded SPSC queue")
             .append(" (1024 entries), another polls and releases: every free is cross-thread. The score averages both")
-            .append(" threads; the produce/consume columns show each side.\n\n");
+            .append(" threads; the produce/consume columns show each side.\n");
+        b.append("- **GcOnlyBenchmark** (`dropped`): the 1-thread ring, but the buffer in the slot is dropped, never")
+            .append(" released: only GC and the JDK cleaner give memory back. Only allocators whose dropped buffers GC")
+            .append(" reclaims can run it: Netty's pooled and adaptive buffers have no cleaner (a dropped one never")
+            .append(" returns to the pool), kmem4j's explicit buffers have none by design, `unsafe`/`floor` memory has")
+            .append(" no owner object. GCs and GC ms: over the measurement iterations (GC MXBeans).\n");
+        b.append("- **NearLimitBenchmark** (`replace`): `MaxDirectMemorySize=").append(Jvm.NEAR_LIMIT_MAX_DIRECT_MIB)
+            .append("m`, a live set of 90% of it, one thread releasing a random buffer and allocating anew. Every")
+            .append(" operation is timed (HdrHistogram, measurement iterations only, two `nanoTime` calls included;")
+            .append(" percentiles from the forks' merged histograms); GCs from the GC MXBeans; `OutOfMemoryError`s")
+            .append(" counted (the slot stays empty).\n");
+        b.append("- **ChainBenchmark** (`traverse`, seed 001): 65,536 nodes of 64 B linked through their first 8 bytes")
+            .append(" in allocation order; `churned`: all freed in random order first (the seed's passes with")
+            .append(" probability 1/2), then allocated and linked anew. ns per node visited; near links: share of")
+            .append(" links pointing less than 4 KiB forward.\n");
+        b.append("- **MemoryBenchmark** (`burst`): 131,072 buffers of the size mix allocated and kept, then idle")
+            .append(" 2.5 s; RSS growth and reserved bytes as ratios to the bytes asked for; then all released, idle")
+            .append(" again, measured again. Heap pre-touched (`-Xms256m -Xmx256m -XX:+AlwaysPreTouch`).\n\n");
         b.append("Allocators:\n\n");
         b.append("- `jdk`: `ByteBuffer.allocateDirect` + `Unsafe.invokeCleaner`.\n");
-        b.append("- `jdkGc`: `ByteBuffer.allocateDirect`, dropped; GC's cleaner frees it (GC and Reference Handler")
-            .append(" work on other cores is amortised into ns/op).\n");
-        b.append("- `kmem4jTracked`: `SlabAllocator.allocate` (buffer with a JDK cleaner) + `Unsafe.invokeCleaner`.\n");
+        b.append("- `kmem4jAgent`: the same code, in a fork started with `-javaagent:agent/target/kmem4j-agent.jar`:")
+            .append(" the agent rewrote `allocateDirect`, default configuration.\n");
+        b.append("- `kmem4jTracked`: `SlabAllocator.allocate` (buffer with a JDK cleaner) + `Unsafe.invokeCleaner`,")
+            .append(" default configuration (`zeroOnFree=true`).\n");
         b.append("- `kmem4jExplicit`: `SlabAllocator.allocateExplicit` (no cleaner) + `SlabAllocator.free`.\n");
+        b.append("- `kmem4jTrackedZeroOnAlloc`, `kmem4jExplicitZeroOnAlloc` (ring, `--full` only): `zeroOnFree=false`.\n");
         b.append("- `nettyPooled`: `PooledByteBufAllocator.DEFAULT.directBuffer(size, size)` + `release()`.\n");
         b.append("- `nettyAdaptive`: `new AdaptiveByteBufAllocator().directBuffer(size, size)` + `release()`.\n");
         b.append("- `unsafe`: `Unsafe.allocateMemory` + `setMemory` / `freeMemory` (malloc/free, no buffer object).\n");
         b.append("- `floor`: a pop from a per-thread `long[]` free stack over one pre-allocated region, zeroing, and the")
             .append(" JDK's mapped `DirectByteBuffer` constructor with a cleaner whose runnable pushes the block back:")
-            .append(" the least a tracked-buffer allocator can cost on this JDK.\n\n");
+            .append(" the least a tracked-buffer allocator can cost on this JDK (LIFO: also the chain's scattered")
+            .append(" baseline).\n\n");
         b.append("All allocators hand out zero-filled memory except Netty's (not zeroed). Netty runs with its defaults")
-            .append(" except that its leak detector is disabled (`-Dio.netty.leakDetection.level=disabled`).")
-            .append(" Fork heap is fixed at 1 GiB, `MaxDirectMemorySize` at 3 GiB.\n\n");
+            .append(" except that its leak detector is disabled (`-Dio.netty.leakDetection.level=disabled`).\n\n");
+        b.append("The quick profile runs `ring1` at 256 B and 4 KiB, `ring2` at 256 B, producer/consumer at 4 KiB, the")
+            .append(" chain after churn, no zero-on-allocation variants; `--full` runs every parameter of every")
+            .append(" workload (64 KiB rings, `ring2` at every size, producer/consumer at 256 B, the fresh chain).\n\n");
         b.append("## How to reproduce\n\n```sh\n");
-        b.append("benchmarks/run            # quick profile: builds the jar, runs everything, rewrites BENCHMARKS.md\n");
-        b.append("benchmarks/run --full     # longer iterations, 2 forks\n");
-        b.append("benchmarks/run --smoke    # a few hundred ms each: checks that every benchmark runs\n");
-        b.append("benchmarks/run --include RingBenchmark.ring1 --size 256 --allocator jdk,kmem4jTracked,floor\n");
-        b.append("# or JMH directly (JSON with -rf json):\n");
-        b.append("java -jar benchmarks/target/kmem4j-benchmarks.jar RingBenchmark -p size=256 -wi 2 -i 3 -w 1s -r 1s -f 1\n");
-        b.append("```\n\nThe build: `./mvnw -B -q -pl benchmarks -am -DskipTests package`."
-            + " Raw JMH JSON and output go to `benchmarks/target/jmh-results/`.\n");
+        b.append("benchmarks/run            # quick profile: builds the agent and the benchmark jar, runs, rewrites BENCHMARKS.md\n");
+        b.append("benchmarks/run --full     # every parameter, 2 forks\n");
+        b.append("benchmarks/run --smoke    # a few hundred ms each: checks that every benchmark runs (CI)\n");
+        b.append("benchmarks/run --include RingBenchmark.ring1 --size 256 --allocator jdk,kmem4jAgent,kmem4jTracked,floor\n");
+        b.append("# or JMH directly (JSON with -rf json); the agent flavour needs the agent in its fork:\n");
+        b.append("java -jar benchmarks/target/kmem4j-benchmarks.jar RingBenchmark.ring1 -p size=256 -p allocator=kmem4jAgent \\\n");
+        b.append("    -jvmArgsPrepend -javaagent:agent/target/kmem4j-agent.jar -wi 1 -i 3 -w 1s -r 1s -f 1\n");
+        b.append("```\n\nThe build: `./mvnw -B -q -pl agent,benchmarks -am -DskipTests package`."
+            + " Raw JMH JSON and output go to `benchmarks/target/jmh-results/`. This file is regenerated up to the"
+            + " marker below; the sections after it are hand-written and kept.\n\n");
         return b.toString();
     }
 
@@ -722,8 +759,12 @@ public final class Report {
         }
 
         private static String describe(final BenchmarkParams p) {
-            return shortName(p.getBenchmark()) + " threads=" + p.getThreads() + " allocator=" + p.getParam("allocator")
-                + " size=" + p.getParam("size");
+            final StringBuilder b = new StringBuilder(Row.shortName(p.getBenchmark())).append(" threads=")
+                .append(p.getThreads());
+            for (final String k : p.getParamsKeys()) {
+                b.append(' ').append(k).append('=').append(p.getParam(k));
+            }
+            return b.toString();
         }
 
         @Override

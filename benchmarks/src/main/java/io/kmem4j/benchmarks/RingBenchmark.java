@@ -39,8 +39,8 @@ import org.openjdk.jmh.infra.ThreadParams;
  *
  * <p><b>Flavours.</b> The {@code allocator} parameter; see {@link Flavour}. {@code floor} is the
  * least a tracked-buffer allocator can cost ({@link Floor}); {@code unsafe} is malloc/free with no
- * buffer object at all; {@code jdkGc} drops buffers and leaves them to GC, so its per-operation time
- * includes (amortised) GC and Reference Handler work running on other cores.
+ * buffer object at all; {@code kmem4jAgent} is the {@code jdk} code in a fork with the agent. Dropping
+ * buffers to GC instead of releasing them is {@link GcOnlyBenchmark}.
  *
  * <p><b>Units.</b> Average time per operation (one release + one allocation) in nanoseconds per
  * thread; lower is better. Buffers still in the rings at tear-down are released before the
@@ -56,7 +56,7 @@ import org.openjdk.jmh.infra.ThreadParams;
 public class RingBenchmark {
     /** Slots per thread's ring (a power of two). */
     public static final int SLOTS = 8192;
-    private static final int SLOT_BITS = Integer.numberOfTrailingZeros(SLOTS);
+    static final int SLOT_BITS = Integer.numberOfTrailingZeros(SLOTS);
 
     /** The allocator under test, shared by all benchmark threads of a trial. */
     @State(Scope.Benchmark)
@@ -66,8 +66,8 @@ public class RingBenchmark {
         public int size;
 
         /** Flavour name, see {@link Flavour}. */
-        @Param({"jdk", "jdkGc", "kmem4jTracked", "kmem4jExplicit", "kmem4jTrackedZeroOnFree", "kmem4jExplicitZeroOnFree",
-            "nettyPooled", "nettyAdaptive", "unsafe", "floor"})
+        @Param({"jdk", "kmem4jAgent", "kmem4jTracked", "kmem4jExplicit", "kmem4jTrackedZeroOnAlloc",
+            "kmem4jExplicitZeroOnAlloc", "nettyPooled", "nettyAdaptive", "unsafe", "floor"})
         public String allocator;
 
         Flavour flavour;
@@ -96,17 +96,19 @@ public class RingBenchmark {
     /** One thread's ring and random-number state. */
     @State(Scope.Thread)
     public static class ThreadRing {
-        Flavour.Ring ring;
-        long seed;
+        Ring ring;
+        int size;
+        XorShift random;
         private AllocatorState owner;
 
         @Setup(Level.Trial)
         public void setUp(final AllocatorState allocator, final ThreadParams thread) {
-            seed = 0x9E3779B97F4A7C15L * (thread.getThreadIndex() + 1);
+            random = new XorShift(0x9E3779B97F4A7C15L * (thread.getThreadIndex() + 1));
             owner = allocator;
             allocator.openRings.incrementAndGet();
+            size = allocator.size;
             ring = allocator.flavour.newRing(SLOTS);
-            ring.fill();
+            ring.fill(size);
         }
 
         /** Runs on this ring's thread, which every flavour's release allows. */
@@ -119,14 +121,9 @@ public class RingBenchmark {
             }
         }
 
-        /** @return the next random slot (xorshift64, top bits). */
+        /** @return the next random slot. */
         int nextSlot() {
-            long x = seed;
-            x ^= x << 13;
-            x ^= x >>> 7;
-            x ^= x << 17;
-            seed = x;
-            return (int) (x >>> (64 - SLOT_BITS));
+            return random.nextBits(SLOT_BITS);
         }
     }
 
@@ -140,7 +137,7 @@ public class RingBenchmark {
     @Benchmark
     @Threads(1)
     public void ring1(final ThreadRing t) {
-        t.ring.replace(t.nextSlot());
+        t.ring.replace(t.nextSlot(), t.size);
     }
 
     /**
@@ -151,6 +148,6 @@ public class RingBenchmark {
     @Benchmark
     @Threads(2)
     public void ring2(final ThreadRing t) {
-        t.ring.replace(t.nextSlot());
+        t.ring.replace(t.nextSlot(), t.size);
     }
 }

@@ -1,0 +1,97 @@
+package io.kmem4j.benchmarks;
+
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
+
+/**
+ * GC-only reclamation: buffers are dropped, never released; only GC (and the JDK cleaner it
+ * triggers, on the "Reference Handler" thread) gives their memory back. The shape of code that
+ * never frees its direct buffers, as most code using {@code allocateDirect} does.
+ *
+ * <p><b>Workload.</b> The ring of {@link RingBenchmark} on one thread ({@value RingBenchmark#SLOTS}
+ * slots filled at set-up), except that the buffer in the random slot is forgotten instead of
+ * released. Fork heap 1 GiB, {@code MaxDirectMemorySize} 3 GiB: at 4 KiB the garbage reaches the
+ * limit between collections, so the JDK's {@code Bits.reserveMemory} calls {@code System.gc()} and
+ * waits (kmem4j's chunks are then full too, and it falls back to that same JDK path).
+ *
+ * <p><b>Allocators.</b> Those whose dropped buffers GC reclaims ({@link Flavour#reclaimedByGc()}):
+ * {@code jdk}, {@code kmem4jAgent}, {@code kmem4jTracked}. Netty's pooled and adaptive buffers have
+ * no cleaner (a dropped one is never returned to its pool), explicit kmem4j buffers have none by
+ * design (see {@code explicitLeakDetection}), and {@code unsafe}/{@code floor} memory has no owner
+ * object.
+ *
+ * <p><b>Units.</b> Average time per operation (one allocation; the GC and cleaner work it causes,
+ * also on other cores, is amortised into it), ns. The fork also reports the GC count and time of
+ * its measurement iterations.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1, timeUnit = TimeUnit.SECONDS)
+@Measurement(iterations = 5, time = 1, timeUnit = TimeUnit.SECONDS)
+@Fork(value = 1, jvmArgsAppend = {
+    Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.XMS, Jvm.XMX, Jvm.MAX_DIRECT, Jvm.NETTY_NO_LEAK_DETECTION})
+public class GcOnlyBenchmark {
+    /** The allocator, this thread's ring and its GC figures. */
+    @State(Scope.Thread)
+    public static class AllocatorState extends MeasuredState {
+        /** Buffer capacity, bytes. */
+        @Param({"256", "4096"})
+        public int size;
+
+        /** Flavour name: one whose dropped buffers GC reclaims. */
+        @Param({"jdk", "kmem4jAgent", "kmem4jTracked"})
+        public String allocator;
+
+        Flavour flavour;
+        Ring ring;
+        final XorShift random = new XorShift(0x9E3779B97F4A7C15L);
+
+        public AllocatorState() {
+            super(false);
+        }
+
+        @Setup(Level.Trial)
+        public void setUp() {
+            flavour = Flavour.create(allocator, size, 1, RingBenchmark.SLOTS);
+            if (!flavour.reclaimedByGc()) {
+                throw new IllegalArgumentException("allocator=" + allocator + ": GC never reclaims its dropped buffers");
+            }
+            ring = flavour.newRing(RingBenchmark.SLOTS);
+            ring.fill(size);
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown(final BenchmarkParams params) {
+            ring.releaseAll();
+            final String s = flavour.stats();
+            Flavour.printStats(params, flavour, measured.stats() + (s == null ? "" : " " + s));
+            flavour.close();
+        }
+    }
+
+    /**
+     * Drops the buffer in a random slot and allocates a new one there.
+     *
+     * @param s this thread's ring
+     */
+    @Benchmark
+    public void dropped(final AllocatorState s) {
+        final int slot = s.random.nextBits(RingBenchmark.SLOT_BITS);
+        s.ring.drop(slot);
+        s.ring.allocate(slot, s.size);
+    }
+}
