@@ -495,6 +495,13 @@ public final class SlabAllocator implements AutoCloseable {
      * </ul>
      * Threads: any. A view must not be used after its root was freed (as with the JDK).
      *
+     * <p>A root buffer with no cleaner that this allocator did not hand out (as JNI
+     * {@code NewDirectByteBuffer} or {@code MemorySegment.asByteBuffer()} make) is refused when its
+     * memory is not ours, or does not start an object of its capacity's size class, or covers an object
+     * that is free in its slab. Such a buffer laid exactly over a buffer handed out (same address, a
+     * capacity of the same class) cannot be told from it: pass {@code free} only the buffers
+     * {@link #allocateExplicit(int)} returned.
+     *
      * @param buffer a root direct buffer
      * @throws IllegalArgumentException {@code "duplicate or slice"} for a view, as the JDK;
      *         {@code "not a direct buffer: ..."} for a heap buffer; {@code "not a buffer of this
@@ -518,7 +525,8 @@ public final class SlabAllocator implements AutoCloseable {
             return;
         }
         final Chunk c = pages.map.find(address);
-        if (c == null || c.slabs[c.pageOf(address)] == null) {
+        final Slab s = c == null ? null : c.slabs[c.pageOf(address)];
+        if (s == null || !s.mayBeHandedOut(address, buffer.capacity(), classes)) {
             throw new IllegalArgumentException("not a buffer of this allocator: " + buffer);
         }
         if (!UnsafeApi.compareAndSetLong(buffer, ADDRESS_OFFSET, address, 0L)) {
