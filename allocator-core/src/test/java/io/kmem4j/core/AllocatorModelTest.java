@@ -8,8 +8,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -239,7 +237,7 @@ class AllocatorModelTest {
             final SlabAllocator a = new SlabAllocator(cfg.build());
             try {
                 final ModelRun m = new ModelRun(a);
-                m.onFreshThread("model", () -> {
+                TestSupport.onFreshThread("model", () -> {
                     m.compare("start");
                     for (final Op op : program) {
                         m.step++;
@@ -271,29 +269,6 @@ class AllocatorModelTest {
             }
         }
 
-        private void onFreshThread(final String name, final ThrowingRunnable body) throws Throwable {
-            final AtomicReference<Throwable> failure = new AtomicReference<>();
-            final Thread t = new Thread(() -> {
-                try {
-                    body.run();
-                } catch (final Throwable e) {
-                    failure.set(e);
-                }
-            }, name);
-            t.start();
-            t.join(TimeUnit.SECONDS.toMillis(60));
-            if (t.isAlive()) {
-                throw new AssertionError(name + " thread did not end: " + context);
-            }
-            if (failure.get() != null) {
-                throw failure.get();
-            }
-        }
-
-        interface ThrowingRunnable {
-            void run() throws Throwable;
-        }
-
         void apply(final Op op) throws Throwable {
             if (op instanceof Alloc x) {
                 alloc(x.size(), x.tracked());
@@ -308,7 +283,7 @@ class AllocatorModelTest {
             } else if (op instanceof Reap) {
                 allocator.reap();
             } else if (op instanceof ThreadExit x) {
-                onFreshThread("model-sub-" + step, () -> {
+                TestSupport.onFreshThread("model-sub-" + step, () -> {
                     for (final Op sub : x.ops()) {
                         apply(sub);
                     }

@@ -162,4 +162,69 @@ final class TestSupport {
             }
         }
     }
+
+    /**
+     * The figures that differ between two snapshots, as {@code "name: before -> after"} (per cache as
+     * {@code "kmem4j-128.name: ..."}), leaving out {@code ignored} top-level figures.
+     */
+    static List<String> statsDiff(final AllocatorStats before, final AllocatorStats after, final String... ignored) {
+        final List<String> out = new ArrayList<>();
+        diffRecord("", before, after, List.of(ignored), out);
+        for (int i = 0; i < Math.min(before.caches().size(), after.caches().size()); i++) {
+            diffRecord(before.caches().get(i).name() + ".", before.caches().get(i), after.caches().get(i), List.of(), out);
+        }
+        return out;
+    }
+
+    private static void diffRecord(final String prefix, final Record before, final Record after,
+                                   final List<String> ignored, final List<String> out) {
+        for (final java.lang.reflect.RecordComponent c : before.getClass().getRecordComponents()) {
+            if (ignored.contains(c.getName()) || c.getType() == List.class) {
+                continue;
+            }
+            try {
+                final Object x = c.getAccessor().invoke(before);
+                final Object y = c.getAccessor().invoke(after);
+                if (!java.util.Objects.equals(x, y)) {
+                    out.add(prefix + c.getName() + ": " + x + " -> " + y);
+                }
+            } catch (final ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    /** A test body that may throw anything. */
+    interface ThrowingRunnable {
+        void run() throws Throwable;
+    }
+
+    /**
+     * Runs {@code body} on a new platform thread named {@code name} and waits (at most 60 s) until the
+     * thread has ended. What the body throws is rethrown here; an error other than an assertion (an
+     * injected {@code OutOfMemoryError} escaping the allocator, say) is wrapped in an
+     * {@link AssertionError}, or JUnit would end the test JVM.
+     */
+    static void onFreshThread(final String name, final ThrowingRunnable body) throws Throwable {
+        final java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        final Thread t = new Thread(() -> {
+            try {
+                body.run();
+            } catch (final Throwable e) {
+                failure.set(e);
+            }
+        }, name);
+        t.start();
+        t.join(60_000);
+        if (t.isAlive()) {
+            throw new AssertionError("thread " + name + " did not end within 60 s");
+        }
+        final Throwable thrown = failure.get();
+        if (thrown instanceof AssertionError || thrown instanceof Exception) {
+            throw thrown;
+        }
+        if (thrown != null) {
+            throw new AssertionError("thrown on " + name + ": " + thrown, thrown);
+        }
+    }
 }
