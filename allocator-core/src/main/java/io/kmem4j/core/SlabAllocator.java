@@ -584,6 +584,10 @@ public final class SlabAllocator implements AutoCloseable {
         final Chunk c = pages.map.find(address);
         final Slab s = c == null ? null : c.slabs[c.pageOf(address)];
         if (s == null || !s.mayBeHandedOut(address, buffer.capacity(), classes)) {
+            if (UnsafeApi.getLongVolatile(buffer, ADDRESS_OFFSET) == 0) {
+                explicitDoubleFrees.increment(); // a racing free won, and its block is back in its slab already
+                return;
+            }
             throw new IllegalArgumentException("not a buffer of this allocator: " + buffer);
         }
         if (!UnsafeApi.compareAndSetLong(buffer, ADDRESS_OFFSET, address, 0L)) {
