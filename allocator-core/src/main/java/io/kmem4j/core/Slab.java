@@ -110,12 +110,12 @@ final class Slab implements Comparable<Slab> {
      */
     boolean mayBeHandedOut(final long address, final int capacity, final SizeClasses classes) {
         final long offset = address - base;
-        if (offset < 0 || offset % objectSize != 0 || offset / objectSize >= objects || capacity > objectSize
+        final long index = offset / objectSize; // one division; the free path does not run it for tracked buffers
+        if (offset < 0 || index * objectSize != offset || index >= objects || capacity > objectSize
             || classes.indexOf(capacity) != cache.classIndex) {
             return false;
         }
-        final int index = (int) (offset / objectSize);
-        return (free[index >>> 6] & (1L << index)) == 0;
+        return (free[(int) index >>> 6] & (1L << index)) == 0;
     }
 
     /**
