@@ -28,10 +28,20 @@ final class LeakDetector {
         this.allocator = allocator;
     }
 
+    /**
+     * Watches a new explicit buffer. Failure atomic: when registering throws (heap exhausted), nothing
+     * stays registered.
+     */
     void track(final ByteBuffer buffer, final long address, final int capacity) {
         final Tracked t = new Tracked(address, capacity);
-        tracked.put(address, t);
-        t.cleanable = CLEANER.register(buffer, t);
+        t.cleanable = CLEANER.register(buffer, t); // buffer is strongly reachable here: no early run
+        try {
+            tracked.put(address, t);
+        } catch (final Throwable e) {
+            t.freed = true;
+            t.cleanable.clean();
+            throw e;
+        }
     }
 
     /** The buffer at {@code address} was freed explicitly: forget it. */

@@ -23,6 +23,10 @@ class Release implements Runnable {
         allocator.release(address, capacity);
     }
 
+    /** The buffer this hook was made for could not be built: undo what making the hook counted. */
+    void cancel() {
+    }
+
     /** The hook of a buffer picked by allocation-site sampling: also gives its site's share back. */
     static final class Sampled extends Release {
         private final SiteSampler.Site site;
@@ -42,6 +46,11 @@ class Release implements Runnable {
                 // statistics only; the release below must still happen and nothing may be thrown
             }
             super.run();
+        }
+
+        @Override
+        void cancel() {
+            site.cancelled(capacity);
         }
     }
 }

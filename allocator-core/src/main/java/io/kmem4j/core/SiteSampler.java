@@ -47,6 +47,12 @@ final class SiteSampler {
             liveCount.decrement();
             liveBytes.add(-capacity);
         }
+
+        /** The sampled buffer was never handed out (building it failed): as if it had not been sampled. */
+        void cancelled(final int capacity) {
+            released(capacity);
+            sampled.decrement();
+        }
     }
 
     /** Records a sampled allocation of {@code capacity} bytes made by the caller's caller chain. */
@@ -73,8 +79,15 @@ final class SiteSampler {
             || className.startsWith("io.kmem4j.agent.") || className.startsWith("java.nio.");
     }
 
-    void recordExplicit(final long address, final Site site) {
-        explicit.put(address, site);
+    /** Records a sampled explicit buffer at {@code address}: its site counts it until it is freed. */
+    void recordExplicit(final long address, final int capacity) {
+        final Site site = record(capacity);
+        try {
+            explicit.put(address, site);
+        } catch (final Throwable t) {
+            site.cancelled(capacity); // not counted at all, rather than counted for ever
+            throw t;
+        }
     }
 
     /** An explicit buffer at {@code address} was freed: release its site's share if it was sampled. */

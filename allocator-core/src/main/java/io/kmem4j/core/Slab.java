@@ -103,6 +103,22 @@ final class Slab implements Comparable<Slab> {
     }
 
     /**
+     * Could a buffer of {@code capacity} bytes at {@code address} (inside this slab) be one this slab
+     * handed out? It must start an object, its capacity must belong to this slab's size class, and the
+     * object must not be free in the bitmap. Any thread may ask, without the lock: the bit of an object
+     * handed out stays clear until that very object comes back, so a racy read sees it clear too.
+     */
+    boolean mayBeHandedOut(final long address, final int capacity, final SizeClasses classes) {
+        final long offset = address - base;
+        final long index = offset / objectSize; // one division; the free path does not run it for tracked buffers
+        if (offset < 0 || index * objectSize != offset || index >= objects || capacity > objectSize
+            || classes.indexOf(capacity) != cache.classIndex) {
+            return false;
+        }
+        return (free[(int) index >>> 6] & (1L << index)) == 0;
+    }
+
+    /**
      * Debug check of {@code objects == inuse + free_in_bitmap}.
      *
      * @throws IllegalStateException naming the slab and the figures

@@ -85,6 +85,8 @@ public final class SlabAllocator implements AutoCloseable {
     private final LeakDetector leakDetector;
     /** Non-null when allocation sites are sampled. */
     private final SiteSampler sampler;
+    /** Builds the buffer objects: the JDK's constructor (tests pass one that fails). */
+    private final BufferConstructor constructor;
 
     private final ThreadLocal<ThreadCache> local = new ThreadLocal<>();
     private final Map<Thread, ThreadCache> byThread = new ConcurrentHashMap<>();
@@ -119,6 +121,12 @@ public final class SlabAllocator implements AutoCloseable {
      *         says which and how to open them), e.g. on JDK 26
      */
     public SlabAllocator(final SlabAllocatorConfig config) {
+        this(config, JdkInternals::newDirectBuffer);
+    }
+
+    /** With the buffer constructor given (tests make it fail to check failure atomicity). */
+    SlabAllocator(final SlabAllocatorConfig config, final BufferConstructor constructor) {
+        this.constructor = Objects.requireNonNull(constructor, "constructor");
         final String failure = JdkInternals.failure();
         if (failure != null) {
             throw new UnsupportedJdkException(failure);
@@ -206,16 +214,7 @@ public final class SlabAllocator implements AutoCloseable {
             throw new IllegalArgumentException("capacity < 0: (" + capacity + " < 0)");
         }
         final ByteBuffer b = serve(capacity, false);
-        if (b == null) {
-            return ByteBuffer.allocateDirect(capacity);
-        }
-        if (leakDetector != null) {
-            leakDetector.track(b, BufferUtil.address(b), capacity);
-        }
-        if (sampler != null) {
-            sampleExplicit(threadCache(), BufferUtil.address(b), capacity);
-        }
-        return b;
+        return b != null ? b : ByteBuffer.allocateDirect(capacity);
     }
 
     /** The allocation path of both flavours; {@code null} means "let the JDK allocate". */
@@ -229,17 +228,16 @@ public final class SlabAllocator implements AutoCloseable {
         }
         final int cls = classes.indexOf(capacity);
         final Magazine m = tc.loaded[cls];
-        final long address;
         if (m.count > 0) {
-            address = m.rounds[--m.count];
+            final long address = m.rounds[--m.count];
             tc.stats[ThreadCache.classBase(cls) + ThreadCache.HITS]++;
-        } else {
-            address = allocateSlow(tc, cls);
-            if (address == 0) {
-                return fallback(capacity, "budget exhausted or failure");
-            }
+            return build(tc, cls, address, capacity, tracked, ThreadCache.HITS);
         }
-        return build(tc, cls, address, capacity, tracked);
+        final long address = allocateSlow(tc, cls);
+        if (address == 0) {
+            return fallback(capacity, "budget exhausted or failure");
+        }
+        return build(tc, cls, address, capacity, tracked, ThreadCache.MISSES);
     }
 
     private ByteBuffer fallback(final int capacity, final String reason) {
@@ -253,18 +251,27 @@ public final class SlabAllocator implements AutoCloseable {
         return null;
     }
 
+    /** A request that failed after its block was taken (and given back): counted; the JDK serves it. */
+    private ByteBuffer failed(final int capacity) {
+        allocationFailures.increment();
+        return fallback(capacity, "buffer construction failed");
+    }
+
+    /**
+     * Builds a buffer over a block this thread took from its magazines and counts the allocation.
+     * Failure atomic: when building fails (the heap exhausted by the buffer, its cleaner or its leak
+     * registration; a throwing constructor handle), the block goes back on top of the loaded magazine,
+     * the hit or miss ({@code takenAs}) counted for it is taken back, and the JDK serves the request.
+     */
     private ByteBuffer build(final ThreadCache tc, final int cls, final long address, final int capacity,
-                             final boolean tracked) {
+                             final boolean tracked, final int takenAs) {
         final ByteBuffer b;
         try {
-            if (!zeroOnFree) {
-                Zeroing.zero(address, capacity);
-            }
-            b = JdkInternals.newDirectBuffer(capacity, address, tracked ? hook(tc, address, capacity) : null);
+            b = newBuffer(tc, address, capacity, tracked);
         } catch (final Throwable t) {
-            // failure atomicity: the block goes back, no counter moved
-            putLocal(tc, cls, address);
-            return fallback(capacity, "buffer construction failed: " + t);
+            putLocal(tc, cls, address); // the loaded magazine has room: the block was just popped from it
+            tc.stats[ThreadCache.classBase(cls) + takenAs]--;
+            return failed(capacity);
         }
         final long[] st = tc.stats;
         final int base = ThreadCache.classBase(cls);
@@ -277,11 +284,61 @@ public final class SlabAllocator implements AutoCloseable {
         return b;
     }
 
+    /**
+     * Zeroes the block (unless frees zero), builds the buffer over it (tracked: with its release hook)
+     * and registers an explicit one with leak detection and site sampling. When it throws, what it
+     * registered is undone: no sampled site counts the buffer, no leak registration remains.
+     */
+    private ByteBuffer newBuffer(final ThreadCache tc, final long address, final int capacity, final boolean tracked) {
+        if (!zeroOnFree) {
+            Zeroing.zero(address, capacity);
+        }
+        if (tracked) {
+            final Release hook = hook(tc, address, capacity);
+            try {
+                return constructor.newBuffer(capacity, address, hook);
+            } catch (final Throwable t) {
+                hook.cancel();
+                throw t;
+            }
+        }
+        final ByteBuffer b = constructor.newBuffer(capacity, address, null);
+        if (leakDetector != null || sampler != null) {
+            watchExplicit(tc, b, address, capacity);
+        }
+        return b;
+    }
+
+    /** Registers an explicit buffer with leak detection and site sampling, both or neither. */
+    private void watchExplicit(final ThreadCache tc, final ByteBuffer b, final long address, final int capacity) {
+        if (leakDetector != null) {
+            leakDetector.track(b, address, capacity);
+        }
+        if (sampler != null && --tc.sampleCountdown <= 0) {
+            // the shared tier's countdown is racy; it only decides which allocation is sampled
+            tc.sampleCountdown = sampler.rate;
+            try {
+                sampler.recordExplicit(address, capacity);
+            } catch (final Throwable t) {
+                if (leakDetector != null) {
+                    leakDetector.untrack(address);
+                }
+                throw t;
+            }
+        }
+    }
+
     /** The release hook of a tracked buffer; a sampled one also carries its allocation site. */
     private Release hook(final ThreadCache tc, final long address, final int capacity) {
         if (sampler != null && --tc.sampleCountdown <= 0) {
             tc.sampleCountdown = sampler.rate;
-            return new Release.Sampled(this, address, capacity, sampler.record(capacity));
+            final SiteSampler.Site site = sampler.record(capacity);
+            try {
+                return new Release.Sampled(this, address, capacity, site);
+            } catch (final Throwable t) {
+                site.cancelled(capacity);
+                throw t;
+            }
         }
         return new Release(this, address, capacity);
     }
@@ -292,17 +349,6 @@ public final class SlabAllocator implements AutoCloseable {
             sampler.releasedExplicit(address, capacity);
         }
         release(address, capacity);
-    }
-
-    /**
-     * Site sampling of an explicit buffer (the free path looks its address up). The shared tier's
-     * countdown is racy; it only decides which allocation is sampled, so that is harmless.
-     */
-    private void sampleExplicit(final ThreadCache tc, final long address, final int capacity) {
-        if (--tc.sampleCountdown <= 0) {
-            tc.sampleCountdown = sampler.rate;
-            sampler.recordExplicit(address, sampler.record(capacity));
-        }
     }
 
     /**
@@ -467,19 +513,30 @@ public final class SlabAllocator implements AutoCloseable {
         }
         final ByteBuffer b;
         try {
-            if (!zeroOnFree) {
-                Zeroing.zero(address, capacity);
-            }
-            b = JdkInternals.newDirectBuffer(capacity, address, tracked ? hook(tc, address, capacity) : null);
+            b = newBuffer(tc, address, capacity, tracked);
         } catch (final Throwable t) {
-            deliverOrphan(tc, address);
-            return fallback(capacity, "buffer construction failed: " + t);
+            giveBackShared(c, tc, address);
+            return failed(capacity);
         }
         final int base = ThreadCache.classBase(cls);
         tc.count(base + ThreadCache.ALLOCS, 1);
         tc.count(base + ThreadCache.MISSES, 1);
         tc.count(ThreadCache.ALLOC_BYTES, capacity);
         return b;
+    }
+
+    /** A failed build on the shared tier: the block goes back on top of the cache's shared magazine. */
+    private void giveBackShared(final SlabCache c, final ThreadCache tc, final long address) {
+        try {
+            c.lock.lock();
+            try {
+                c.untakeOneLocked(address, tc);
+            } finally {
+                c.lock.unlock();
+            }
+        } catch (final Throwable heapExhausted) {
+            deliverOrphan(tc, address); // allocation-free; counted as a deferred free, never lost
+        }
     }
 
     // ------------------------------------------------------------------------------- free
@@ -494,6 +551,13 @@ public final class SlabAllocator implements AutoCloseable {
      *       counted in {@link AllocatorStats#doubleFrees()} and ignored.</li>
      * </ul>
      * Threads: any. A view must not be used after its root was freed (as with the JDK).
+     *
+     * <p>A root buffer with no cleaner that this allocator did not hand out (as JNI
+     * {@code NewDirectByteBuffer} or {@code MemorySegment.asByteBuffer()} make) is refused when its
+     * memory is not ours, or does not start an object of its capacity's size class, or covers an object
+     * that is free in its slab. Such a buffer laid exactly over a buffer handed out (same address, a
+     * capacity of the same class) cannot be told from it: pass {@code free} only the buffers
+     * {@link #allocateExplicit(int)} returned.
      *
      * @param buffer a root direct buffer
      * @throws IllegalArgumentException {@code "duplicate or slice"} for a view, as the JDK;
@@ -518,7 +582,12 @@ public final class SlabAllocator implements AutoCloseable {
             return;
         }
         final Chunk c = pages.map.find(address);
-        if (c == null || c.slabs[c.pageOf(address)] == null) {
+        final Slab s = c == null ? null : c.slabs[c.pageOf(address)];
+        if (s == null || !s.mayBeHandedOut(address, buffer.capacity(), classes)) {
+            if (UnsafeApi.getLongVolatile(buffer, ADDRESS_OFFSET) == 0) {
+                explicitDoubleFrees.increment(); // a racing free won, and its block is back in its slab already
+                return;
+            }
             throw new IllegalArgumentException("not a buffer of this allocator: " + buffer);
         }
         if (!UnsafeApi.compareAndSetLong(buffer, ADDRESS_OFFSET, address, 0L)) {

@@ -215,6 +215,18 @@ final class SlabCache {
     }
 
     /**
+     * Puts back an object {@link #takeOneLocked()} handed out whose buffer could not be built: on top of
+     * the shared magazine (the next request gets it), or into its slab when that magazine filled meanwhile.
+     */
+    void untakeOneLocked(final long address, final ThreadCache me) {
+        if (shared.count < shared.rounds.length) {
+            shared.rounds[shared.count++] = address;
+        } else {
+            returnObjectLocked(allocator.slabOf(address, new Chunk[1]), address, me);
+        }
+    }
+
+    /**
      * Fills {@code m} with up to {@code max} objects from the lowest-address slab with free objects
      * that no thread has frozen (a new one if needed). Used by threads without a private cache and by
      * threads that have allocated little from this class so far, so that a thousand threads holding

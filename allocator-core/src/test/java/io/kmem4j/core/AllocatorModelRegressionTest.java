@@ -8,6 +8,7 @@ import io.kmem4j.core.AllocatorModelTest.Cfg;
 import io.kmem4j.core.AllocatorModelTest.Foreign;
 import io.kmem4j.core.AllocatorModelTest.Free;
 import io.kmem4j.core.AllocatorModelTest.FreeForeign;
+import io.kmem4j.core.AllocatorModelTest.FreeStale;
 import io.kmem4j.core.AllocatorModelTest.FreeTwice;
 import io.kmem4j.core.AllocatorModelTest.Op;
 import io.kmem4j.core.AllocatorModelTest.Reap;
@@ -30,6 +31,42 @@ class AllocatorModelRegressionTest {
     void regressionZeroCapacityExplicitDoubleFree() throws Throwable {
         AllocatorModelTest.ModelRun.check(new Cfg(1, 0, 0, 1 << 20, 0, false),
             List.of(new ThreadExit(List.of(new Alloc(0, false))), new FreeTwice(0, Via.FREE)));
+    }
+
+    /**
+     * Shrunk by jqwik (seed 20261130, 31 shrinking steps) when the model was run against {@code free()}
+     * as it was before 37970d6: a no-cleaner root at our buffer's address with a capacity of another size
+     * class (as JNI {@code NewDirectByteBuffer} makes) was accepted, and its block handed out twice.
+     */
+    @Test
+    void regressionAliasWithAnotherSizeClassIsRefused() throws Throwable {
+        AllocatorModelTest.ModelRun.check(new Cfg(1, 0, 0, 1 << 20, 1, false), List.of(new ThreadExit(List.of(
+            new Alloc(1, true), new FreeForeign(Foreign.ALIAS_OTHER_SIZE_CLASS, 0, 0, Via.FREE)), true)));
+    }
+
+    /**
+     * Every new action once, on tiny magazines: aliases inside our buffers, maps (empty too), views,
+     * another allocator's buffers through every path, stale releases after reuse, and a thread whose
+     * buffers are released after it ended but before its cache was adopted.
+     */
+    @Test
+    void foreignStaleAndLateReleasesThroughEveryPath() throws Throwable {
+        final List<Op> program = new ArrayList<>();
+        program.add(new ThreadExit(List.of(new Alloc(4_096, true), new Alloc(4_096, false), new Alloc(100, false),
+            new Alloc(65, true)), false));
+        for (final Via via : Via.values()) {
+            for (final Foreign f : Foreign.values()) {
+                program.add(new FreeForeign(f, via.ordinal() + f.ordinal(), 300, via));
+            }
+            program.add(new Free(0, via));
+            program.add(new Alloc(4_096, via.ordinal() % 2 == 0));
+            program.add(new FreeStale(0, via));
+            program.add(new FreeStale(1, via));
+        }
+        program.add(new Reap());
+        program.add(new FreeTwice(2, Via.CLEANER_CLEAN));
+        AllocatorModelTest.ModelRun.check(Cfg.tiny(), program);
+        AllocatorModelTest.ModelRun.check(Cfg.defaults(), program);
     }
 
     @Test

@@ -3,13 +3,16 @@ package io.kmem4j.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -28,11 +31,15 @@ import net.jqwik.api.Tuple;
  * (allocations, frees, live buffers, bytes in use, double frees, fallbacks) is compared, every live
  * buffer's identity pattern is verified and {@code checkInvariants()} must hold.
  *
- * <p>Actions: allocate (size, flavour), free, free twice, free a foreign buffer (a JDK root buffer is
- * cleaned, a heap buffer, a view of ours or of the JDK's, or a foreign buffer without cleaner is
- * refused), trim, reap, and "thread exit" (some allocate/free actions on a fresh thread that then
- * ends, followed by {@code reap()}). Small configurations (magazine rounds 1..4, depot 0..2, no
- * retained chunk) are mixed with the defaults so the slow paths are taken.
+ * <p>Actions: allocate (size, flavour), free, free twice, free a stale buffer (released earlier, its
+ * block perhaps serving another buffer now), free a foreign buffer (JDK roots including zero-capacity
+ * and {@code FileChannel.map}ped ones are passed to their own cleaner; heap buffers, views of ours or
+ * of the JDK's, another allocator's explicit buffers and no-cleaner roots over foreign memory or over
+ * ours are refused or find nothing to run), each release through {@code free()},
+ * {@code Unsafe.invokeCleaner} or {@code cleaner().clean()}; trim, reap, and "thread exit" (some
+ * actions on a fresh thread that then ends, its cache adopted by {@code reap()} at once or only later,
+ * so releases of its buffers meanwhile are deferred to a dead owner). Small configurations (magazine
+ * rounds 1..4, depot 0..2, no retained chunk) are mixed with the defaults so the slow paths are taken.
  *
  * <p>Each sequence runs on a fresh thread that ends before the final checks, so the allocator can be
  * emptied completely: reap, invariants, trim, and no slab or chunk may be left.
@@ -47,22 +54,29 @@ class AllocatorModelTest {
     // ------------------------------------------------------------------------------ actions
 
     /** One action of a generated program. */
-    sealed interface Op permits Alloc, Free, FreeTwice, FreeForeign, Trim, Reap, ThreadExit {
+    sealed interface Op permits Alloc, Free, FreeTwice, FreeStale, FreeForeign, Trim, Reap, ThreadExit {
     }
 
     /** Allocates {@code size} bytes, tracked ({@code allocate}) or explicit ({@code allocateExplicit}). */
     record Alloc(int size, boolean tracked) implements Op {
     }
 
-    /** How a buffer is released. */
-    enum Via { FREE, INVOKE_CLEANER }
+    /** How a buffer is released: {@code free()}, {@code Unsafe.invokeCleaner}, {@code cleaner().clean()}. */
+    enum Via { FREE, INVOKE_CLEANER, CLEANER_CLEAN }
 
-    /** Releases live buffer {@code pick % live} ({@code INVOKE_CLEANER} on an explicit buffer is a no-op). */
+    /** Releases live buffer {@code pick % live} (the JDK's paths on an explicit buffer are no-ops: no cleaner). */
     record Free(int pick, Via via) implements Op {
     }
 
     /** Releases live buffer {@code pick % live} twice (explicit buffers with {@code free()} both times). */
     record FreeTwice(int pick, Via via) implements Op {
+    }
+
+    /**
+     * Releases again a buffer of ours released earlier (its block may serve another buffer by now):
+     * a no-op, counted as a double free for an explicit slab buffer passed to {@code free()}.
+     */
+    record FreeStale(int pick, Via via) implements Op {
     }
 
     /** Kinds of buffers that are not one of our live root buffers. */
@@ -80,11 +94,32 @@ class AllocatorModelTest {
         /** {@code slice()} of a JDK direct buffer: "duplicate or slice". */
         SLICE_OF_JDK,
         /** A root direct buffer without cleaner over foreign memory: "not a buffer of this allocator". */
-        NO_CLEANER_FOREIGN
+        NO_CLEANER_FOREIGN,
+        /** {@code ByteBuffer.allocateDirect(0)}: a JDK root with a cleaner. */
+        JDK_ZERO_CAPACITY,
+        /** {@code FileChannel.map} of a temporary file: the JDK's unmapper runs. */
+        MAPPED_FILE,
+        /** {@code FileChannel.map} of 0 bytes: address 0, no cleaner; {@code free()} counts a double free. */
+        MAPPED_EMPTY,
+        /** {@code alignedSlice(8)} of a live buffer of ours: "duplicate or slice". */
+        ALIGNED_SLICE_OF_OURS,
+        /** A zero-capacity slice at the end of a live buffer of ours: "duplicate or slice". */
+        ZERO_CAPACITY_SLICE_OF_OURS,
+        /** {@code asLongBuffer()} of a live buffer of ours: no cleaner (only {@code cleaner()} applies). */
+        LONG_VIEW_OF_OURS,
+        /** A buffer of another allocator: its own hook runs (tracked), or "not a buffer of this allocator". */
+        OTHER_ALLOCATOR,
+        /** A no-cleaner root over the inside of a live buffer of ours: "not a buffer of this allocator". */
+        ALIAS_INSIDE_OURS,
+        /** A no-cleaner root at a live buffer of ours with another class's capacity: refused likewise. */
+        ALIAS_OTHER_SIZE_CLASS
     }
 
-    /** Passes a foreign buffer (of {@code size} bytes where it makes one) to {@code free()}. */
-    record FreeForeign(Foreign kind, int pick, int size) implements Op {
+    /** Passes a foreign buffer (of {@code size} bytes where it makes one) to a release path. */
+    record FreeForeign(Foreign kind, int pick, int size, Via via) implements Op {
+        FreeForeign(final Foreign kind, final int pick, final int size) {
+            this(kind, pick, size, Via.FREE);
+        }
     }
 
     record Trim() implements Op {
@@ -93,8 +128,14 @@ class AllocatorModelTest {
     record Reap() implements Op {
     }
 
-    /** Runs {@code ops} on a fresh thread that then ends, then calls {@code reap()}. */
-    record ThreadExit(List<Op> ops) implements Op {
+    /**
+     * Runs {@code ops} on a fresh thread that then ends; {@code reap()} adopts its cache at once, or
+     * not ({@code reap == false}: later releases of its buffers are deferred to a dead owner).
+     */
+    record ThreadExit(List<Op> ops, boolean reap) implements Op {
+        ThreadExit(final List<Op> ops) {
+            this(ops, true);
+        }
     }
 
     /** The allocator's configuration, as generated. */
@@ -119,8 +160,8 @@ class AllocatorModelTest {
 
     // ------------------------------------------------------------------------------ properties
 
-    /** Default build: a fixed seed, so every build explores the same 300 programs. */
-    @Property(tries = 300, seed = "20261130", shrinking = ShrinkingMode.BOUNDED, edgeCases = EdgeCasesMode.NONE)
+    /** Default build: a fixed seed, so every build explores the same 500 programs. */
+    @Property(tries = 500, seed = "20261130", shrinking = ShrinkingMode.BOUNDED, edgeCases = EdgeCasesMode.NONE)
     void randomProgramsMatchTheModel(@ForAll("configs") final Cfg cfg, @ForAll("programs") final List<Op> program)
         throws Throwable {
         ModelRun.check(cfg, program);
@@ -148,8 +189,9 @@ class AllocatorModelTest {
     @Provide
     Arbitrary<List<Op>> programs() {
         final Arbitrary<Op> simple = simpleOps();
-        final Arbitrary<Op> threadExit = simple.list().ofMaxSize(12).withSizeDistribution(RandomDistribution.uniform())
-            .map(ThreadExit::new);
+        final Arbitrary<Op> threadExit = Combinators.combine(
+            simple.list().ofMaxSize(12).withSizeDistribution(RandomDistribution.uniform()),
+            Arbitraries.of(true, false)).as(ThreadExit::new);
         final Arbitrary<Op> any = Arbitraries.frequencyOf(
             Tuple.of(20, simple),
             Tuple.of(1, Arbitraries.just(new Trim())),
@@ -163,13 +205,15 @@ class AllocatorModelTest {
         final Arbitrary<Op> alloc = Combinators.combine(sizes(), Arbitraries.of(true, false)).as(Alloc::new);
         final Arbitrary<Op> free = Combinators.combine(picks, Arbitraries.of(Via.class)).as(Free::new);
         final Arbitrary<Op> freeTwice = Combinators.combine(picks, Arbitraries.of(Via.class)).as(FreeTwice::new);
+        final Arbitrary<Op> freeStale = Combinators.combine(picks, Arbitraries.of(Via.class)).as(FreeStale::new);
         final Arbitrary<Op> foreign = Combinators.combine(Arbitraries.of(Foreign.class), picks,
-            Arbitraries.integers().between(0, 5_000)).as(FreeForeign::new);
+            Arbitraries.integers().between(0, 5_000), Arbitraries.of(Via.class)).as(FreeForeign::new);
         return Arbitraries.frequencyOf(
             Tuple.of(10, alloc),
             Tuple.of(6, free),
             Tuple.of(2, freeTwice),
-            Tuple.of(2, foreign));
+            Tuple.of(1, freeStale),
+            Tuple.of(3, foreign));
     }
 
     /** Sizes around every class boundary, random sizes, and sizes the JDK serves. */
@@ -212,10 +256,16 @@ class AllocatorModelTest {
         record Live(ByteBuffer buf, long id, int size, boolean tracked, boolean owned) {
         }
 
+        /** Released buffers of ours kept for {@link FreeStale}, at most this many (oldest dropped). */
+        static final int STALE_KEPT = 32;
+
         final SlabAllocator allocator;
         final int minCapacity;
         final int maxCapacity;
         final List<Live> live = new ArrayList<>();
+        final List<Live> released = new ArrayList<>();
+        /** The allocator whose buffers are {@link Foreign#OTHER_ALLOCATOR}, made on first use. */
+        SlabAllocator other;
         long nextId = 1;
         long allocations;
         long frees;
@@ -237,9 +287,9 @@ class AllocatorModelTest {
          */
         static void check(final Cfg cfg, final List<Op> program) throws Throwable {
             final SlabAllocator a = new SlabAllocator(cfg.build());
+            final ModelRun m = new ModelRun(a);
             try {
-                final ModelRun m = new ModelRun(a);
-                m.onFreshThread("model", () -> {
+                TestSupport.onFreshThread("model", () -> {
                     m.compare("start");
                     for (final Op op : program) {
                         m.step++;
@@ -268,30 +318,10 @@ class AllocatorModelTest {
                 assertThat(s.bytesReserved()).isZero();
             } finally {
                 a.close();
-            }
-        }
-
-        private void onFreshThread(final String name, final ThrowingRunnable body) throws Throwable {
-            final AtomicReference<Throwable> failure = new AtomicReference<>();
-            final Thread t = new Thread(() -> {
-                try {
-                    body.run();
-                } catch (final Throwable e) {
-                    failure.set(e);
+                if (m.other != null) {
+                    m.other.close();
                 }
-            }, name);
-            t.start();
-            t.join(TimeUnit.SECONDS.toMillis(60));
-            if (t.isAlive()) {
-                throw new AssertionError(name + " thread did not end: " + context);
             }
-            if (failure.get() != null) {
-                throw failure.get();
-            }
-        }
-
-        interface ThrowingRunnable {
-            void run() throws Throwable;
         }
 
         void apply(final Op op) throws Throwable {
@@ -301,21 +331,25 @@ class AllocatorModelTest {
                 free(x.pick(), x.via(), false);
             } else if (op instanceof FreeTwice x) {
                 free(x.pick(), x.via(), true);
+            } else if (op instanceof FreeStale x) {
+                freeStale(x.pick(), x.via());
             } else if (op instanceof FreeForeign x) {
-                freeForeign(x.kind(), x.pick(), x.size());
+                freeForeign(x.kind(), x.pick(), x.size(), x.via());
             } else if (op instanceof Trim) {
                 allocator.trim();
             } else if (op instanceof Reap) {
                 allocator.reap();
             } else if (op instanceof ThreadExit x) {
-                onFreshThread("model-sub-" + step, () -> {
+                TestSupport.onFreshThread("model-sub-" + step, () -> {
                     for (final Op sub : x.ops()) {
                         apply(sub);
                     }
                 });
-                allocator.reap();
-                assertThat(allocator.stats().threadCaches()).as("sub-thread's cache adopted: %s", context)
-                    .isLessThanOrEqualTo(1);
+                if (x.reap()) {
+                    allocator.reap();
+                    assertThat(allocator.stats().threadCaches()).as("sub-thread's cache adopted: %s", context)
+                        .isLessThanOrEqualTo(1);
+                }
             } else {
                 throw new AssertionError(op);
             }
@@ -356,12 +390,16 @@ class AllocatorModelTest {
             assertThat(TestSupport.checkPattern(x.buf(), x.id())).as("pattern of %s before release: %s", x, context)
                 .isEqualTo(-1);
             final boolean explicitSlab = !x.tracked() && x.owned();
-            if (explicitSlab && via == Via.INVOKE_CLEANER && !twice) {
-                TestSupport.invokeCleaner(x.buf()); // no cleaner: the JDK does nothing, the buffer stays live
+            if (explicitSlab && via != Via.FREE && !twice) {
+                release(x, via); // no cleaner: the JDK does nothing, the buffer stays live
                 assertThat(TestSupport.address(x.buf())).isNotZero();
                 return;
             }
             live.remove(i);
+            released.add(x);
+            if (released.size() > STALE_KEPT) {
+                released.remove(0);
+            }
             release(x, explicitSlab ? Via.FREE : via);
             if (x.owned()) {
                 frees++;
@@ -381,38 +419,74 @@ class AllocatorModelTest {
         }
 
         private void release(final Live x, final Via via) {
-            if (via == Via.FREE) {
-                allocator.free(x.buf());
-            } else {
-                TestSupport.invokeCleaner(x.buf());
+            release(x.buf(), via);
+        }
+
+        private void release(final ByteBuffer b, final Via via) {
+            switch (via) {
+                case FREE -> allocator.free(b);
+                case INVOKE_CLEANER -> TestSupport.invokeCleaner(b);
+                case CLEANER_CLEAN -> TestSupport.cleanerClean(b);
+                default -> throw new AssertionError(via);
             }
         }
 
-        void freeForeign(final Foreign kind, final int pick, final int size) {
+        /** Releases a released buffer of ours again: a no-op but for a counted second {@code free()} of an explicit one. */
+        void freeStale(final int pick, final Via via) {
+            if (released.isEmpty()) {
+                return;
+            }
+            final Live x = released.get(pick % released.size());
+            release(x, via);
+            if (!x.tracked() && x.owned() && via == Via.FREE) {
+                doubleFrees++;
+            }
+        }
+
+        /** A buffer that is no live root of ours through {@code via}: refused, or passed to the JDK unchanged. */
+        void freeForeign(final Foreign kind, final int pick, final int size, final Via via) throws IOException {
             final List<Live> owned = live.stream().filter(Live::owned).toList();
             final Live ours = owned.isEmpty() ? null : owned.get(pick % owned.size());
             switch (kind) {
-                case JDK_ROOT -> {
-                    final ByteBuffer b = ByteBuffer.allocateDirect(size);
+                case JDK_ROOT, JDK_ZERO_CAPACITY -> {
+                    final ByteBuffer b = ByteBuffer.allocateDirect(kind == Foreign.JDK_ROOT ? size : 0);
                     assertThat(allocator.owns(b)).isFalse();
-                    allocator.free(b);
-                    assertThat(cleaned(b)).as("JDK buffer cleaned by free(): %s", context).isTrue();
-                    allocator.free(b); // a second release of a JDK buffer is a no-op
+                    release(b, via);
+                    assertThat(cleaned(b)).as("JDK buffer cleaned: %s", context).isTrue();
+                    release(b, via); // a second release of a JDK buffer is a no-op
                 }
-                case HEAP -> assertThatThrownBy(() -> allocator.free(ByteBuffer.allocate(size)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("not a direct buffer");
-                case SLICE_OF_OURS, DUPLICATE_OF_OURS, READ_ONLY_OF_OURS -> {
+                case MAPPED_FILE, MAPPED_EMPTY -> mapped(kind == Foreign.MAPPED_FILE ? Math.max(size, 1) : 0, via);
+                case HEAP -> {
+                    if (via == Via.INVOKE_CLEANER) {
+                        assertThatThrownBy(() -> TestSupport.invokeCleaner(ByteBuffer.allocate(size)))
+                            .isInstanceOf(IllegalArgumentException.class).hasMessage("buffer is non-direct");
+                    } else { // a heap buffer has no cleaner() at all
+                        assertThatThrownBy(() -> allocator.free(ByteBuffer.allocate(size)))
+                            .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("not a direct buffer");
+                    }
+                }
+                case SLICE_OF_OURS, DUPLICATE_OF_OURS, READ_ONLY_OF_OURS, ALIGNED_SLICE_OF_OURS,
+                    ZERO_CAPACITY_SLICE_OF_OURS -> {
                     if (ours == null) {
                         return;
                     }
-                    final ByteBuffer view = kind == Foreign.SLICE_OF_OURS ? ours.buf().slice(0, ours.size() / 2)
-                        : kind == Foreign.DUPLICATE_OF_OURS ? ours.buf().duplicate() : ours.buf().asReadOnlyBuffer();
+                    final ByteBuffer view = view(kind, ours);
                     assertThat(allocator.owns(view)).isFalse();
-                    assertThatThrownBy(() -> allocator.free(view)).as(context)
-                        .isInstanceOf(IllegalArgumentException.class).hasMessage("duplicate or slice");
-                    assertThatThrownBy(() -> TestSupport.invokeCleaner(view))
-                        .isInstanceOf(IllegalArgumentException.class).hasMessage("duplicate or slice");
+                    if (via == Via.CLEANER_CLEAN) {
+                        assertThat(TestSupport.cleanerClean(view)).as("a view has no cleaner: %s", context).isFalse();
+                    } else {
+                        assertThatThrownBy(() -> release(view, via)).as(context)
+                            .isInstanceOf(IllegalArgumentException.class).hasMessage("duplicate or slice");
+                    }
                 }
+                case LONG_VIEW_OF_OURS -> {
+                    if (ours != null) {
+                        assertThat(TestSupport.cleanerClean(ours.buf().asLongBuffer())).as("no cleaner: %s", context)
+                            .isFalse();
+                    }
+                }
+                case OTHER_ALLOCATOR -> otherAllocators(pick % 2 == 0, size, via);
+                case ALIAS_INSIDE_OURS, ALIAS_OTHER_SIZE_CLASS -> alias(kind, pick, via);
                 case SLICE_OF_JDK -> {
                     final ByteBuffer root = ByteBuffer.allocateDirect(size);
                     final ByteBuffer view = root.slice();
@@ -425,18 +499,96 @@ class AllocatorModelTest {
                     final int n = Math.max(size, 1);
                     final long memory = UNSAFE.allocateMemory(n);
                     try {
-                        final ByteBuffer b = JdkInternals.newDirectBuffer(n, memory, null);
-                        assertThat(allocator.owns(b)).isFalse();
-                        assertThatThrownBy(() -> allocator.free(b)).as(context)
-                            .isInstanceOf(IllegalArgumentException.class)
-                            .hasMessageStartingWith("not a buffer of this allocator");
-                        assertThat(TestSupport.address(b)).as("nothing changed").isEqualTo(memory);
+                        refusedOrNothing(JdkInternals.newDirectBuffer(n, memory, null), via);
                     } finally {
                         UNSAFE.freeMemory(memory);
                     }
                 }
                 default -> throw new AssertionError(kind);
             }
+        }
+
+        private static ByteBuffer view(final Foreign kind, final Live ours) {
+            return switch (kind) {
+                case SLICE_OF_OURS -> ours.buf().slice(0, ours.size() / 2);
+                case DUPLICATE_OF_OURS -> ours.buf().duplicate();
+                case READ_ONLY_OF_OURS -> ours.buf().asReadOnlyBuffer();
+                case ALIGNED_SLICE_OF_OURS -> ours.buf().duplicate().position(Math.min(3, ours.size())).alignedSlice(8);
+                case ZERO_CAPACITY_SLICE_OF_OURS -> ours.buf().slice(ours.size(), 0);
+                default -> throw new AssertionError(kind);
+            };
+        }
+
+        /** A no-cleaner root the allocator did not hand out: {@code free()} refuses it, the JDK has nothing to run. */
+        private void refusedOrNothing(final ByteBuffer b, final Via via) {
+            final long address = TestSupport.address(b);
+            assertThat(allocator.owns(b) && via == Via.FREE).as("a no-cleaner root over our memory: %s", context)
+                .isFalse();
+            if (via == Via.FREE) {
+                assertThatThrownBy(() -> allocator.free(b)).as(context).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith("not a buffer of this allocator");
+            } else {
+                release(b, via);
+            }
+            assertThat(TestSupport.address(b)).as("nothing changed: %s", context).isEqualTo(address);
+        }
+
+        /** A no-cleaner root inside a live buffer of ours (class above 64 B), or at it with another class's capacity. */
+        private void alias(final Foreign kind, final int pick, final Via via) {
+            final List<Live> candidates = live.stream()
+                .filter(l -> l.owned() && (kind == Foreign.ALIAS_OTHER_SIZE_CLASS || l.size() > 64)).toList();
+            if (candidates.isEmpty()) {
+                return;
+            }
+            final Live ours = candidates.get(pick % candidates.size());
+            final int objectSize = allocator.classes.size(allocator.classes.indexOf(ours.size()));
+            final ByteBuffer alias = kind == Foreign.ALIAS_INSIDE_OURS
+                ? JdkInternals.newDirectBuffer(objectSize - 64, TestSupport.address(ours.buf()) + 64, null)
+                : JdkInternals.newDirectBuffer(objectSize < maxCapacity ? objectSize + 1 : 1,
+                    TestSupport.address(ours.buf()), null);
+            if (via == Via.FREE) {
+                assertThatThrownBy(() -> allocator.free(alias)).as(context).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith("not a buffer of this allocator");
+            } else {
+                release(alias, via);
+            }
+        }
+
+        /** {@code FileChannel.map} of a temporary file: the JDK unmaps it; an empty map is a counted no-op. */
+        private void mapped(final int size, final Via via) throws IOException {
+            final Path file = Files.createTempFile("kmem4j-model", ".map");
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                final ByteBuffer b = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
+                release(b, via);
+                if (size > 0) {
+                    assertThat(cleaned(b)).as("mapping released: %s", context).isTrue();
+                } else if (via == Via.FREE) {
+                    doubleFrees++; // address 0, no cleaner: as a freed zero-capacity explicit buffer of ours
+                }
+            } finally {
+                Files.delete(file);
+            }
+        }
+
+        /** A buffer of another allocator: its own hook releases a tracked one; ours refuses an explicit one. */
+        private void otherAllocators(final boolean tracked, final int size, final Via via) {
+            if (other == null) {
+                other = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
+            }
+            final ByteBuffer b = tracked ? other.allocate(size) : other.allocateExplicit(size);
+            if (!other.owns(b) || tracked) {
+                release(b, via); // a JDK buffer, or the other allocator's release hook
+                assertThat(cleaned(b)).as("released by its own cleaner: %s", context).isTrue();
+            } else {
+                if (via == Via.FREE) {
+                    assertThatThrownBy(() -> allocator.free(b)).as(context).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageStartingWith("not a buffer of this allocator");
+                } else {
+                    release(b, via);
+                }
+                other.free(b);
+            }
+            assertThat(other.stats().liveBuffers()).as("the other allocator's buffer went home: %s", context).isZero();
         }
 
         /** @return true when the buffer's JDK cleaner has run. */

@@ -36,9 +36,10 @@ import org.junit.jupiter.api.Timeout;
  * identity pattern checked before each release; live address ranges are kept in a sorted map and no
  * two may overlap; fresh buffers must be all zeros.
  *
- * <p>At the end everything is released, GC-driven frees are awaited, dead threads' caches adopted,
- * the accounting equations checked, and after {@code trim()} (with {@code retainedEmptyChunks(0)})
- * no slab and no chunk may remain.
+ * <p>At the end everything is released, GC-driven frees are awaited, dead threads' caches adopted and
+ * the accounting equations checked; once the reaper has adopted one more thread (and shrunk), no slab
+ * may remain and exactly {@code retainedEmptyChunks} empty chunks are kept (0, 2 or 3 by scenario);
+ * after {@code trim()} no chunk at all. Scenarios zero memory on release or on allocation.
  *
  * <p>The untagged tests run in the default build in a few seconds; the {@code stress}-tagged ones
  * ({@code -Pstress}) run 2, 4 and 8 threads with 2 M operations each (28 M in all) plus a longer
@@ -48,6 +49,8 @@ class AllocatorStressTest {
     private static final int MAX_CLASS = 64 << 10;
     /** Every class size s (64..512 step 64, then 4 per doubling up to 65536) as s-1, s, s+1, plus 0 and 1. */
     private static final int[] BOUNDARY_SIZES = boundarySizes();
+    /** Allocated (and released) by the thread that ends last, in {@link #assertBackAtTheRetainedFloor}. */
+    private static final int LAST_THREAD_ALLOCATIONS = 1;
     /** A {@code System.gc()} after this many buffers were dropped (over all threads). */
     private static final int GC_EVERY_DROPS = 2_000;
 
@@ -56,21 +59,24 @@ class AllocatorStressTest {
 
     // ------------------------------------------------------------------------------ the tests
 
-    /** Default build: 4 threads x 50 000 operations with small magazines and a small depot (slow paths). */
+    /**
+     * Default build: 4 threads x 50 000 operations with small magazines and a small depot (slow paths),
+     * memory zeroed on allocation.
+     */
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void boundedMixedWorkload() throws Exception {
-        run(new Scenario("bounded", 4, 50_000, 0x6B6D_656D_0001L, SlabAllocatorConfig.builder()
-            .magazineRounds(4).depotMagazines(1).retainedEmptyChunks(0).chunkSizeBytes(1 << 20)
+        run(new Scenario("bounded-zeroOnAllocation", 4, 50_000, 0x6B6D_656D_0001L, SlabAllocatorConfig.builder()
+            .zeroOnFree(false).magazineRounds(4).depotMagazines(1).retainedEmptyChunks(0).chunkSizeBytes(1 << 20)
             .reapIntervalMillis(20).build()));
     }
 
-    /** Default build: 4 threads x 50 000 operations, default magazines, memory zeroed on release. */
+    /** Default build: 4 threads x 50 000 operations, default magazines, memory zeroed on release, 2 chunks kept. */
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void boundedMixedWorkloadZeroOnFree() throws Exception {
         run(new Scenario("bounded-zeroOnFree", 4, 50_000, 0x6B6D_656D_0003L, SlabAllocatorConfig.builder()
-            .zeroOnFree(true).retainedEmptyChunks(0).reapIntervalMillis(20).build()));
+            .zeroOnFree(true).retainedEmptyChunks(2).reapIntervalMillis(20).build()));
     }
 
     /** Default build: two threads release the same buffers at the same moment; exactly one release counts. */
@@ -84,8 +90,8 @@ class AllocatorStressTest {
     @Tag("stress")
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void stressTwoThreadsTinyMagazines() throws Exception {
-        run(new Scenario("stress-2t-tiny", 2, 2_000_000, 0x6B6D_656D_0102L, SlabAllocatorConfig.builder()
-            .magazineRounds(1).depotMagazines(0).retainedEmptyChunks(0).chunkSizeBytes(1 << 20)
+        run(new Scenario("stress-2t-tiny-zeroOnAllocation", 2, 2_000_000, 0x6B6D_656D_0102L, SlabAllocatorConfig.builder()
+            .zeroOnFree(false).magazineRounds(1).depotMagazines(0).retainedEmptyChunks(0).chunkSizeBytes(1 << 20)
             .reapIntervalMillis(10).build()));
     }
 
@@ -94,15 +100,15 @@ class AllocatorStressTest {
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void stressFourThreadsDefaultMagazinesZeroOnFree() throws Exception {
         run(new Scenario("stress-4t-default-zeroOnFree", 4, 2_000_000, 0x6B6D_656D_0104L, SlabAllocatorConfig.builder()
-            .zeroOnFree(true).retainedEmptyChunks(0).reapIntervalMillis(20).build()));
+            .zeroOnFree(true).retainedEmptyChunks(2).reapIntervalMillis(20).build()));
     }
 
     @Test
     @Tag("stress")
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void stressEightThreadsSmallMagazines() throws Exception {
-        run(new Scenario("stress-8t-small", 8, 2_000_000, 0x6B6D_656D_0108L, SlabAllocatorConfig.builder()
-            .magazineRounds(3).depotMagazines(2).retainedEmptyChunks(0).chunkSizeBytes(2 << 20)
+        run(new Scenario("stress-8t-small-zeroOnAllocation", 8, 2_000_000, 0x6B6D_656D_0108L, SlabAllocatorConfig.builder()
+            .zeroOnFree(false).magazineRounds(3).depotMagazines(2).retainedEmptyChunks(3).chunkSizeBytes(2 << 20)
             .reapIntervalMillis(20).build()));
     }
 
@@ -485,18 +491,21 @@ class AllocatorStressTest {
             assertThat(beforeTrim.gcFrees()).as("GC frees").isEqualTo(dropped);
 
             adoptDeadThreadsAndCheckInvariants(a);
+            final AllocatorStats floor = assertBackAtTheRetainedFloor(a);
             a.trim();
             final AllocatorStats s = a.stats();
             final long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             System.out.printf("AllocatorStressTest[%s] threads=%d operations=%d corruptions=%d overlaps=%d"
                     + " notZeroed=%d elapsed=%d ms (work %d ms) | lifetimes=%d allocations=%d jdkAllocations=%d"
                     + " explicitFrees=%d gcFrees=%d remoteFreesSent=%d races=%d doubleFrees=%d handedOff=%d"
-                    + " adopted=%d gcCalls=%d threadCachesRetired=%d chunksAllocated=%d%n",
+                    + " adopted=%d gcCalls=%d threadCachesRetired=%d chunksAllocated=%d"
+                    + " | without trim: slabs=0 chunks=%d (retainedEmptyChunks=%d) bytesReserved=%d%n",
                 sc.name(), sc.threads(), run.ops.sum(), run.corruptions.sum(), run.overlaps.sum(), run.notZeroed.sum(),
                 elapsedMs, TimeUnit.NANOSECONDS.toMillis(workDone - start), run.lifetimes.sum(),
                 s.allocations(), run.jdkAllocations.sum(), s.explicitFrees(), s.gcFrees(), s.remoteFreesSent(),
                 run.races.sum(), s.doubleFrees(), run.handedOff.sum(), run.adopted.sum(), run.gcCalls.sum(),
-                s.threadCachesRetired(), s.chunksAllocated());
+                s.threadCachesRetired(), s.chunksAllocated(), floor.chunks(), sc.config().retainedEmptyChunks(),
+                floor.bytesReserved());
 
             assertThat(run.problems).as("problems seen by the workers").isEmpty();
             assertThat(run.corruptions.sum()).as("corrupted patterns").isZero();
@@ -506,7 +515,8 @@ class AllocatorStressTest {
             assertThat(run.ops.sum()).isEqualTo((long) sc.threads() * sc.opsPerThread());
             assertThat(run.droppedTotal.sum()).as("some buffers were left to the GC").isPositive();
             assertThat(s.remoteFreesSent()).as("cross-thread frees happened").isPositive();
-            assertThat(s.allocations()).as("slab allocations").isEqualTo(run.ownedAllocations.sum());
+            assertThat(s.allocations()).as("slab allocations (and the floor check's last one)")
+                .isEqualTo(run.ownedAllocations.sum() + LAST_THREAD_ALLOCATIONS);
             assertThat(s.fallbacks()).as("JDK allocations: only sizes outside the window")
                 .isEqualTo(run.jdkAllocations.sum());
             assertThat(s.frees()).as("every slab buffer released exactly once").isEqualTo(s.allocations());
@@ -550,6 +560,35 @@ class AllocatorStressTest {
             }
         }
         throw last;
+    }
+
+    /**
+     * Every buffer released, every thread that used the allocator ended and adopted: once the reaper has
+     * adopted a thread it shrinks (flushes depots, frees spare slabs, releases empty chunks beyond
+     * {@code retainedEmptyChunks}), so one more thread that allocates and ends must leave, without
+     * {@code trim()}, no slab at all and exactly the retained floor of empty chunks (fewer only if fewer
+     * were ever allocated). ({@code trim()} itself releases the retained chunks too.)
+     *
+     * @return the statistics at the floor
+     */
+    static AllocatorStats assertBackAtTheRetainedFloor(final SlabAllocator a) throws InterruptedException {
+        // LAST_THREAD_ALLOCATIONS: one buffer, released at once
+        final Thread last = new Thread(() -> TestSupport.invokeCleaner(a.allocate(64)), "stress-last");
+        last.start();
+        last.join();
+        a.reap();
+        final AllocatorStats s = a.stats();
+        assertThat(s.threadCaches()).as("the last thread adopted").isZero();
+        assertThat(s.liveBuffers()).isZero();
+        for (final CacheStats c : s.caches()) {
+            assertThat(c.slabs()).as("slabs of %s, all empty and freed by the reaper's shrink", c.name()).isZero();
+        }
+        final long floor = Math.min(a.config().retainedEmptyChunks(), s.chunksAllocated());
+        assertThat(s.chunks()).as("chunks kept without trim (retainedEmptyChunks=%d)", a.config().retainedEmptyChunks())
+            .isEqualTo(floor);
+        assertThat(s.bytesReserved()).as("bytes reserved at the floor")
+            .isEqualTo(floor * (a.config().chunkSizeBytes() + 4096L));
+        return s;
     }
 
     // ------------------------------------------------------------------------------ racing releases
@@ -634,6 +673,7 @@ class AllocatorStressTest {
                 throw new AssertionError("a racing thread failed", failure.get());
             }
             adoptDeadThreadsAndCheckInvariants(a);
+            assertBackAtTheRetainedFloor(a);
             a.trim();
             final AllocatorStats s = a.stats();
             System.out.printf("AllocatorStressTest[racing-releases] threads=2 operations=%d corruptions=%d"
@@ -642,8 +682,9 @@ class AllocatorStressTest {
                 (long) rounds * batch * 3, corruptions.sum(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
                 s.allocations(), jdk.sum(), s.explicitFrees(), s.doubleFrees(), s.remoteFreesSent());
             assertThat(corruptions.sum()).isZero();
-            assertThat(s.allocations()).isEqualTo(owned.sum());
-            assertThat(s.explicitFrees()).as("each buffer released exactly once").isEqualTo(owned.sum());
+            assertThat(s.allocations()).isEqualTo(owned.sum() + LAST_THREAD_ALLOCATIONS);
+            assertThat(s.explicitFrees()).as("each buffer released exactly once")
+                .isEqualTo(owned.sum() + LAST_THREAD_ALLOCATIONS);
             assertThat(s.gcFrees()).isZero();
             assertThat(s.doubleFrees()).as("one double free per explicit slab buffer, none for tracked ones")
                 .isEqualTo(explicitOwned.sum());

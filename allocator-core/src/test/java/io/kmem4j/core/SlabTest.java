@@ -289,6 +289,28 @@ class SlabTest {
             .isLessThanOrEqualTo(s.chunk.pageAddress(s.headPage + 1));
     }
 
+    // ---- mayBeHandedOut (free() of a no-cleaner root) -----------------------------------------------
+
+    @Test
+    void onlyAnObjectHandedOutWithACapacityOfItsClassMayBeFreed() {
+        final Slab s = slab(c192);
+        final Magazine m = new Magazine(2);
+        s.fill(m, 2); // objects 0 and 1 handed out, 2..340 free
+        final long first = s.base;
+        final long second = s.base + 192;
+        assertThat(s.mayBeHandedOut(first, 192, a.classes)).isTrue();
+        assertThat(s.mayBeHandedOut(second, 129, a.classes)).as("any capacity of the 192 B class").isTrue();
+        assertThat(s.mayBeHandedOut(first + 64, 128, a.classes)).as("inside an object").isFalse();
+        assertThat(s.mayBeHandedOut(first, 100, a.classes)).as("a capacity of the 128 B class").isFalse();
+        assertThat(s.mayBeHandedOut(first, 193, a.classes)).as("more than an object").isFalse();
+        assertThat(s.mayBeHandedOut(s.base + 2 * 192, 192, a.classes)).as("an object free in the bitmap").isFalse();
+        assertThat(s.mayBeHandedOut(s.base + 341 * 192, 192, a.classes)).as("the waste after the last object")
+            .isFalse();
+        assertThat(s.mayBeHandedOut(s.base - 192, 192, a.classes)).as("before the slab").isFalse();
+        s.putBack(second);
+        assertThat(s.mayBeHandedOut(second, 192, a.classes)).as("an object given back").isFalse();
+    }
+
     // ---- check --------------------------------------------------------------------------------------
 
     @Test

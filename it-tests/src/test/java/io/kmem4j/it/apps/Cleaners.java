@@ -26,6 +26,33 @@ public final class Cleaners {
     private Cleaners() {
     }
 
+    /**
+     * Releases any direct buffer the way older libraries do, {@code ((DirectBuffer) buffer).cleaner().clean()}
+     * (needs {@code --add-exports java.base/sun.nio.ch=ALL-UNNAMED} and {@code java.base/jdk.internal.ref}).
+     *
+     * @return {@code "cleaned"}, {@code "cleaner=null"} (views, buffers without a cleaner) or
+     *         {@code "not a DirectBuffer"} (heap buffers)
+     */
+    public static String cleanerClean(Object buffer) {
+        try {
+            Class<?> directBuffer = Class.forName("sun.nio.ch.DirectBuffer");
+            if (!directBuffer.isInstance(buffer)) {
+                return "not a DirectBuffer";
+            }
+            Object cleaner = directBuffer.getMethod("cleaner").invoke(buffer);
+            if (cleaner == null) {
+                return "cleaner=null";
+            }
+            cleaner.getClass().getMethod("clean").invoke(cleaner);
+            return "cleaned";
+        } catch (InvocationTargetException e) {
+            Throwable t = e.getCause();
+            return t.getClass().getName() + ": " + t.getMessage();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** Releases {@code buffer} at once; rethrows what {@code invokeCleaner} throws (e.g. for a view). */
     public static void invokeCleaner(ByteBuffer buffer) {
         try {
