@@ -43,11 +43,19 @@ import org.slf4j.Logger;
  * <p>Threads: {@link #transform} runs on whichever thread loads or retransforms a class.
  */
 final class PoolTransformer implements ClassFileTransformer {
+    /**
+     * Class files of the bootstrap loader ({@code java.nio.ByteBuffer} for every exclusion), parsed
+     * once and shared by every class loader's pool: without it each rewritten class re-reads them.
+     */
+    private static final TypePool BOOT_TYPES = TypePool.Default.of(ClassFileLocator.ForClassLoader.ofBootLoader());
+
     private final BootstrapBridge.Members bridge;
     /** Internal class name -> the pools with a member in that class. */
     private final Map<String, List<PoolSpec>> poolsByClass = new HashMap<>();
     /** Excluded package prefixes, internal form ({@code com/acme/}). */
     private final String[] excluded;
+    /** {@code ByteBuffer.allocateDirect(int)} call sites -> {@code Kmem4jBridge.allocateDirectJdk(int)}. */
+    private final AsmVisitorWrapper exclusion;
     /** Per pool and class loader: does the pool fit there (decided once). Guarded by itself. */
     private final Map<PoolSpec, Map<ClassLoader, Boolean>> fits = new HashMap<>();
     final LongAdder rewrittenMethods = new LongAdder();
@@ -67,6 +75,12 @@ final class PoolTransformer implements ClassFileTransformer {
             }
         }
         this.excluded = excludeCallers.stream().map(s -> s.replace('.', '/')).toArray(String[]::new);
+        this.exclusion = MemberSubstitution.relaxed()
+            .with(new MemberSubstitution.TypePoolResolver.ForExplicitPool(BOOT_TYPES))
+            .method(ElementMatchers.named("allocateDirect").and(ElementMatchers.takesArguments(int.class))
+                .and(ElementMatchers.isDeclaredBy(ByteBuffer.class)))
+            .replaceWith(bridge.allocateDirectJdk)
+            .on(ElementMatchers.any());
     }
 
     /**
@@ -106,8 +120,9 @@ final class PoolTransformer implements ClassFileTransformer {
         }
         try {
             final String name = className.replace('/', '.');
-            final TypePool types = TypePool.Default.of(new ClassFileLocator.Compound(
-                ClassFileLocator.Simple.of(name, classfileBuffer), ClassFileLocator.ForClassLoader.of(loader)));
+            final TypePool types = new TypePool.Default(new TypePool.CacheProvider.Simple(),
+                new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, classfileBuffer),
+                    ClassFileLocator.ForClassLoader.of(loader)), TypePool.Default.ReaderMode.FAST, BOOT_TYPES);
             final TypeDescription type = types.describe(name).resolve();
             DynamicType.Builder<?> builder = new ByteBuddy()
                 .with(Implementation.Context.Disabled.Factory.INSTANCE)
@@ -120,12 +135,7 @@ final class PoolTransformer implements ClassFileTransformer {
                 }
             }
             if (exclude) {
-                builder = builder.visit(MemberSubstitution.relaxed()
-                    .with(new MemberSubstitution.TypePoolResolver.ForExplicitPool(types))
-                    .method(ElementMatchers.named("allocateDirect").and(ElementMatchers.takesArguments(int.class))
-                        .and(ElementMatchers.isDeclaredBy(ByteBuffer.class)))
-                    .replaceWith(bridge.allocateDirectJdk)
-                    .on(ElementMatchers.any()));
+                builder = builder.visit(exclusion);
             }
             if (rewritten == 0 && !exclude) {
                 return null;
