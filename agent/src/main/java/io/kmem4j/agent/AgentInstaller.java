@@ -23,6 +23,9 @@ import org.slf4j.Logger;
  *   <li>build the {@link SlabAllocator} (it probes the JDK's internals and refuses an unknown shape);</li>
  *   <li>define {@code java.nio.Kmem4jBridge} and point it at the allocator;</li>
  *   <li>retransform {@code java.nio.ByteBuffer} with {@link AllocateDirectAdvice};</li>
+ *   <li>with {@code presets}, {@code pools} or {@code excludeCallers}: point the bridge's pool fields at a
+ *       {@link PoolRouter} and install the {@link PoolTransformer} (which retransforms the pools' and the
+ *       excluded classes already loaded);</li>
  *   <li>register the MXBeans (on a daemon thread) and a shutdown hook that detaches the allocator.</li>
  * </ol>
  */
@@ -172,8 +175,7 @@ public final class AgentInstaller {
                     log.warn("JMX: {}", problem);
                 }
                 if (pools != null && r.allocator() != null) {
-                    ManagementFactory.getPlatformMBeanServer().registerMBean(pools,
-                        new javax.management.ObjectName(r.allocator().toString().replace("type=Allocator", "type=Pools")));
+                    registerPools(pools, r.allocator().toString().replace("type=Allocator", "type=Pools"));
                 }
             } catch (final Throwable e) {
                 AgentLog.get(AgentInstaller.class).warn("JMX registration failed, statistics are not visible"
@@ -181,6 +183,16 @@ public final class AgentInstaller {
             }
         });
         t.start();
+    }
+
+    /** {@code kmem4j:type=Pools} (with the Allocator bean's {@code instance=N}); a failure is one WARN line. */
+    private static void registerPools(final PoolsView pools, final String name) {
+        try {
+            ManagementFactory.getPlatformMBeanServer().registerMBean(pools, new javax.management.ObjectName(name));
+        } catch (final Exception e) {
+            AgentLog.get(AgentInstaller.class).warn("JMX: {} not registered, pool counters are not visible: {}",
+                name, e.toString());
+        }
     }
 
     private static void shutdown(final BootstrapBridge.Members members, final Interceptor interceptor,
