@@ -295,7 +295,9 @@ class PoolTransformerTest {
             ACME + "#take(int)/com.example.Missing#give(java.nio.ByteBuffer)",
             ACME + "#take(long)/" + ACME + "#give(java.nio.ByteBuffer)",
             ACME + "#give(java.nio.ByteBuffer)/" + ACME + "#give(java.nio.ByteBuffer)",
-            ACME + "#take(int)+original/" + ACME + "#give(java.nio.ByteBuffer)")) {
+            ACME + "#take(int)+original/" + ACME + "#give(java.nio.ByteBuffer)",
+            ACME + "#take(int)/" + FIX + "TwoBuffersHandle#release()",
+            ACME + "#take(int)/" + FIX + "TwoBuffersHandle#releaseAll()")) {
             final RewritingLoader l = loader(pools);
             final Object pool = l.loadClass(ACME).getConstructor().newInstance();
             assertThat(allocator.ownsMemoryOf((ByteBuffer) call(pool, "take", 64))).as(pools).isFalse();

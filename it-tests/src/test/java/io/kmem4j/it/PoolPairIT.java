@@ -77,6 +77,8 @@ class PoolPairIT {
                     .collect(Collectors.toList());
             assertThat(warnings).as("WARN lines of %s\n%s", jvm, jvm.describe()).hasSize(1);
             assertThat(warnings.get(0)).contains("BadPool#give(java.lang.String)").contains("left alone");
+            assertThat(jvm.stderrLines()).as("JVM warnings (e.g. sun.misc.Unsafe on JDK 24+) on stderr of %s", jvm)
+                    .noneMatch(l -> l.startsWith("WARNING:"));
 
             try (JmxClient jmx = JmxClient.attach(jvm.pid(), jvm + " on " + jdk, Duration.ofSeconds(30))) {
                 ObjectName pools = new ObjectName("kmem4j:type=Pools");
