@@ -75,10 +75,11 @@ final class PoolShape {
             }
             final Fitted f = fit(m, r.resolve());
             if (f == null) {
-                return new Result(List.of(), m + " does not exist or has none of the shapes allocation"
-                    + " (returns ByteBuffer, size int|long first), resize (returns ByteBuffer, takes ByteBuffer"
-                    + " then size), release (takes ByteBuffer first, or a no-argument method of a class with"
-                    + " one ByteBuffer field)", false);
+                return new Result(List.of(), m + (declares(r.resolve(), m) ? " has none of the shapes" : " is not"
+                    + " declared with a body in " + m.className + "; a pool method must have one of the shapes")
+                    + " allocation (returns ByteBuffer, size int|long first), resize (returns ByteBuffer, takes"
+                    + " ByteBuffer then size), release (takes ByteBuffer first, or a no-argument method of a class"
+                    + " with one ByteBuffer field)", false);
             }
             if (m.thenOriginal && f.role != Role.RELEASE) {
                 return new Result(List.of(), m + ": +original is for release methods only", false);
@@ -107,6 +108,11 @@ final class PoolShape {
             return new Fitted(m, role, method, null);
         }
         return null;
+    }
+
+    private static boolean declares(final TypeDescription type, final PoolMember m) {
+        return type.getDeclaredMethods().stream().anyMatch(method -> method.isMethod() && !method.isAbstract()
+            && !method.isNative() && method.getName().equals(m.methodName) && sameParameters(method, m));
     }
 
     private static Role roleOf(final MethodDescription method) {

@@ -223,6 +223,22 @@ class PoolTransformerTest {
     }
 
     @Test
+    void plusOriginalNeverRunsThePoolsBodyOnATrackedKmem4jBufferOrAView() throws Throwable {
+        final Class<?> pool = unsafeStylePool();
+        final ByteBuffer tracked = allocator.allocate(512);
+        call(pool, "free", tracked);
+        assertThat(allocator.stats().frees()).as("released through its cleaner").isEqualTo(1);
+        assertThat(staticCounter(pool, "OWN_FREES")).as("its address is still set: the body must not see it")
+            .isZero();
+
+        final ByteBuffer explicit = (ByteBuffer) call(pool, "allocate", 512L);
+        assertThatThrownBy(() -> call(pool, "free", explicit.slice(0, 16))).isInstanceOf(IllegalArgumentException.class)
+            .hasMessage("duplicate or slice");
+        assertThat(staticCounter(pool, "OWN_FREES")).isZero();
+        assertThat(allocator.stats().liveBuffers()).isEqualTo(1);
+    }
+
+    @Test
     void aHandlesNoArgumentReleaseTakesItsBufferFieldBack() throws Throwable {
         final Class<?> pool = unsafeStylePool();
         final ByteBuffer b = (ByteBuffer) call(pool, "allocate", 4096L);
