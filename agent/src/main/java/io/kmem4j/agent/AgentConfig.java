@@ -35,6 +35,11 @@ final class AgentConfig {
     static final String CONFIG_FILE = "configFile";
     static final String ZERO_ON_FREE = "zeroOnFree";
     static final String EXPLICIT_LEAK_DETECTION = "explicitLeakDetection";
+    static final String PRESETS = "presets";
+    static final String POOLS = "pools";
+    static final String EXCLUDE_CALLERS = "excludeCallers";
+    /** Keys whose value is a list: in the agent arguments a part without {@code =} continues their value. */
+    private static final java.util.Set<String> LIST_KEYS = java.util.Set.of(PRESETS, POOLS, EXCLUDE_CALLERS);
 
     /** {@code kmem4j.*} system properties read elsewhere (debug mode and the unsupported-JDK test switch). */
     private static final java.util.Set<String> NOT_SETTINGS = java.util.Set.of("debug", "simulateUnsupportedJdk");
@@ -56,6 +61,10 @@ final class AgentConfig {
     final boolean summary;
     final String logLevel;
     final SlabAllocatorConfig allocator;
+    /** The pools kmem4j serves: the presets' first, then {@code pools}. */
+    final java.util.List<PoolSpec> pools;
+    /** Package prefixes whose {@code allocateDirect} call sites go to the JDK ({@code excludeCallers}). */
+    final java.util.List<String> excludeCallers;
     final Map<String, String> effective;
     /**
      * {@code -Dkmem4j.*} properties that are not settings. Other tools share the prefix, so these are
@@ -64,11 +73,14 @@ final class AgentConfig {
     final java.util.List<String> unknownSystemProperties = new java.util.ArrayList<>();
 
     private AgentConfig(final boolean enabled, final boolean summary, final String logLevel,
-                        final SlabAllocatorConfig allocator, final Map<String, String> effective) {
+                        final SlabAllocatorConfig allocator, final java.util.List<PoolSpec> pools,
+                        final java.util.List<String> excludeCallers, final Map<String, String> effective) {
         this.enabled = enabled;
         this.summary = summary;
         this.logLevel = logLevel;
         this.allocator = allocator;
+        this.pools = pools;
+        this.excludeCallers = excludeCallers;
         this.effective = effective;
     }
 
@@ -115,6 +127,10 @@ final class AgentConfig {
         boolean enabled = true;
         boolean summary = false;
         String logLevel = "info";
+        final java.util.List<PoolSpec> presets = new java.util.ArrayList<>();
+        final java.util.List<PoolSpec> userPools = new java.util.ArrayList<>();
+        final java.util.List<String> excludeCallers = new java.util.ArrayList<>();
+        final Map<String, String> lists = new LinkedHashMap<>();
         final SlabAllocatorConfig.Builder b = SlabAllocatorConfig.builder();
         for (final Map.Entry<String, String> e : values.entrySet()) {
             final String key = e.getKey();
@@ -135,6 +151,21 @@ final class AgentConfig {
                 case EXPLICIT_LEAK_DETECTION:
                     b.explicitLeakDetection(parseBoolean(key, value));
                     break;
+                case PRESETS:
+                    presets.addAll(parseList(key, value, PoolSpec::presets,
+                        "preset names separated by ',' or ';', from: " + String.join(", ", PoolSpec.PRESETS.keySet())));
+                    lists.put(key, value);
+                    break;
+                case POOLS:
+                    userPools.addAll(parseList(key, value, PoolSpec::parsePools, "pools separated by ';', each"
+                        + " Class#method(types)/Class#method(types)[/...], a release may end in +original"));
+                    lists.put(key, value);
+                    break;
+                case EXCLUDE_CALLERS:
+                    excludeCallers.addAll(parseList(key, value, AgentConfig::packagePrefixes,
+                        "package prefixes separated by ',' or ';', e.g. com.acme."));
+                    lists.put(key, value);
+                    break;
                 default:
                     final BiConsumer<SlabAllocatorConfig.Builder, Long> setter = ALLOCATOR_KEYS.get(key);
                     if (setter == null) {
@@ -150,7 +181,11 @@ final class AgentConfig {
         effective.put(SUMMARY, Boolean.toString(summary));
         effective.put(LOG_LEVEL, logLevel);
         effective.putAll(allocator.asMap());
-        return new AgentConfig(enabled, summary, logLevel, allocator, Collections.unmodifiableMap(effective));
+        effective.putAll(lists);
+        final java.util.List<PoolSpec> pools = new java.util.ArrayList<>(presets);
+        pools.addAll(userPools);
+        return new AgentConfig(enabled, summary, logLevel, allocator, java.util.List.copyOf(pools),
+            java.util.List.copyOf(excludeCallers), Collections.unmodifiableMap(effective));
     }
 
     static Iterable<String> knownKeys() {
@@ -158,6 +193,9 @@ final class AgentConfig {
         keys.addAll(ALLOCATOR_KEYS.keySet());
         keys.add(ZERO_ON_FREE);
         keys.add(EXPLICIT_LEAK_DETECTION);
+        keys.add(PRESETS);
+        keys.add(POOLS);
+        keys.add(EXCLUDE_CALLERS);
         return keys;
     }
 
@@ -170,16 +208,50 @@ final class AgentConfig {
         if (agentArgs == null || agentArgs.isBlank()) {
             return out;
         }
+        String listKey = null;
         for (final String part : agentArgs.split(",")) {
             if (part.isBlank()) {
                 continue;
             }
             final int eq = part.indexOf('=');
+            if (eq < 0 && listKey != null) {
+                out.put(listKey, out.get(listKey) + "," + part.trim()); // presets=a,b or (java.nio.ByteBuffer,int)
+                continue;
+            }
             if (eq <= 0) {
                 throw new IllegalArgumentException("invalid kmem4j agent argument '" + part
                     + "' (expected key=value[,key=value...])");
             }
-            out.put(part.substring(0, eq).trim(), part.substring(eq + 1).trim());
+            final String key = part.substring(0, eq).trim();
+            out.put(key, part.substring(eq + 1).trim());
+            listKey = LIST_KEYS.contains(key) ? key : null;
+        }
+        return out;
+    }
+
+    private static <T> java.util.List<T> parseList(final String key, final String value,
+                                                   final java.util.function.Function<String, java.util.List<T>> parser,
+                                                   final String allowed) {
+        try {
+            return parser.apply(value);
+        } catch (final IllegalArgumentException e) {
+            throw new IllegalArgumentException("invalid kmem4j setting " + key + "=" + value + " (" + e.getMessage()
+                + "; allowed: " + allowed + ")");
+        }
+    }
+
+    /** {@code com.acme.,org.foo.} -> the prefixes; each a dotted Java package prefix. */
+    static java.util.List<String> packagePrefixes(final String value) {
+        final java.util.List<String> out = new java.util.ArrayList<>();
+        for (final String raw : value.split("[,;]")) {
+            final String p = raw.trim();
+            if (p.isEmpty()) {
+                continue;
+            }
+            if (!p.matches("[\\p{L}_$][\\p{L}\\p{N}_$.]*")) {
+                throw new IllegalArgumentException("'" + p + "' is not a package prefix");
+            }
+            out.add(p);
         }
         return out;
     }

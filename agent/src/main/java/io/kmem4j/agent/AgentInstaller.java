@@ -23,6 +23,9 @@ import org.slf4j.Logger;
  *   <li>build the {@link SlabAllocator} (it probes the JDK's internals and refuses an unknown shape);</li>
  *   <li>define {@code java.nio.Kmem4jBridge} and point it at the allocator;</li>
  *   <li>retransform {@code java.nio.ByteBuffer} with {@link AllocateDirectAdvice};</li>
+ *   <li>with {@code presets}, {@code pools} or {@code excludeCallers}: point the bridge's pool fields at a
+ *       {@link PoolRouter} and install the {@link PoolTransformer} (which retransforms the pools' and the
+ *       excluded classes already loaded);</li>
  *   <li>register the MXBeans (on a daemon thread) and a shutdown hook that detaches the allocator.</li>
  * </ol>
  */
@@ -86,7 +89,8 @@ public final class AgentInstaller {
         }
         final long t1 = System.nanoTime();
         openJavaBase(inst);
-        final Field bridge = BootstrapBridge.allocatorField();
+        final BootstrapBridge.Members members = BootstrapBridge.members();
+        final Field bridge = members.allocator;
         if (bridge.get(null) != null) {
             log.info("kmem4j is already serving ByteBuffer.allocateDirect in this JVM; this {} changes nothing",
                 dynamic ? "attach" : "agent");
@@ -104,16 +108,19 @@ public final class AgentInstaller {
             allocator.close();
             throw t;
         }
+        final PoolsView pools = installPools(inst, members, allocator, config);
         Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown",
-            () -> shutdown(bridge, interceptor, allocator, config)));
-        startJmx(allocator, config.effective, interceptor);
+            () -> shutdown(members, interceptor, allocator, config)));
+        startJmx(allocator, config.effective, interceptor, pools);
         final long t4 = System.nanoTime();
         log.debug("installed in {} ms: configuration and logging {} ms, java.base access and bridge {} ms,"
                 + " allocator {} ms, ByteBuffer retransformation {} ms", (t4 - t0) / 1_000_000, (t1 - t0) / 1_000_000,
             (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000);
-        log.info("kmem4j {} serving ByteBuffer.allocateDirect for capacities {}..{} bytes ({}){}",
+        log.info("kmem4j {} serving ByteBuffer.allocateDirect for capacities {}..{} bytes ({}){}{}",
             version(), config.allocator.minCapacityBytes(),
-            allocator.maxCapacity(), dynamic ? "attached" : "premain", config.summary ? "; summary at exit" : "");
+            allocator.maxCapacity(), dynamic ? "attached" : "premain",
+            config.pools.isEmpty() ? "" : " and " + config.pools.size() + " buffer pool(s)",
+            config.summary ? "; summary at exit" : "");
     }
 
     /** @return the agent's version, from a resource filtered at build time (any thread). */
@@ -138,8 +145,26 @@ public final class AgentInstaller {
             Set.of(), Map.of());
     }
 
+    /**
+     * Points the bridge's pool fields at a {@link PoolRouter} and installs the {@link PoolTransformer}
+     * when {@code presets}, {@code pools} or {@code excludeCallers} is set.
+     *
+     * @return the Pools bean's view, or {@code null} when none of those keys is set
+     */
+    private static PoolsView installPools(final Instrumentation inst, final BootstrapBridge.Members members,
+                                          final SlabAllocator allocator, final AgentConfig config) throws Exception {
+        if (config.pools.isEmpty() && config.excludeCallers.isEmpty()) {
+            return null;
+        }
+        final PoolRouter router = new PoolRouter(allocator);
+        router.connect(members);
+        final PoolTransformer transformer = new PoolTransformer(members, config.pools, config.excludeCallers);
+        transformer.install(inst);
+        return new PoolsView(router, transformer, config.pools);
+    }
+
     private static void startJmx(final SlabAllocator allocator, final Map<String, String> config,
-                                 final Interceptor interceptor) {
+                                 final Interceptor interceptor, final PoolsView pools) {
         final Thread t = new AgentThread("kmem4j-jmx", () -> {
             try {
                 final Kmem4jMBeans.Registration r = Kmem4jMBeans.register(ManagementFactory.getPlatformMBeanServer(),
@@ -149,6 +174,9 @@ public final class AgentInstaller {
                 for (final String problem : r.problems()) {
                     log.warn("JMX: {}", problem);
                 }
+                if (pools != null && r.allocator() != null) {
+                    registerPools(pools, r.allocator().toString().replace("type=Allocator", "type=Pools"));
+                }
             } catch (final Throwable e) {
                 AgentLog.get(AgentInstaller.class).warn("JMX registration failed, statistics are not visible"
                     + " over JMX: {}", e.toString());
@@ -157,11 +185,24 @@ public final class AgentInstaller {
         t.start();
     }
 
-    private static void shutdown(final Field bridge, final Interceptor interceptor, final SlabAllocator allocator,
-                                 final AgentConfig config) {
+    /** {@code kmem4j:type=Pools} (with the Allocator bean's {@code instance=N}); a failure is one WARN line. */
+    private static void registerPools(final PoolsView pools, final String name) {
         try {
-            if (bridge.get(null) == interceptor) {
-                bridge.set(null, null); // later allocations (other shutdown hooks) go to the JDK
+            ManagementFactory.getPlatformMBeanServer().registerMBean(pools, new javax.management.ObjectName(name));
+        } catch (final Exception e) {
+            AgentLog.get(AgentInstaller.class).warn("JMX: {} not registered, pool counters are not visible: {}",
+                name, e.toString());
+        }
+    }
+
+    private static void shutdown(final BootstrapBridge.Members members, final Interceptor interceptor,
+                                 final SlabAllocator allocator, final AgentConfig config) {
+        try {
+            if (members.allocator.get(null) == interceptor) {
+                members.allocator.set(null, null); // later allocations (other shutdown hooks) go to the JDK
+                // and so do later pool allocations; pool releases and resizes stay: buffers kmem4j
+                // handed to a pool must still come back to kmem4j, never reach the pool's own free
+                members.explicit.set(null, null);
             }
             if (config.summary) {
                 System.err.print(Summary.format(allocator.stats()));

@@ -2,54 +2,115 @@ package io.kmem4j.agent;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.nio.ByteBuffer;
+import java.util.function.BiFunction;
 import java.util.function.IntFunction;
+import java.util.function.LongFunction;
+import java.util.function.Predicate;
 
 import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 import net.bytebuddy.jar.asm.Type;
 
 /**
- * The only kmem4j class visible to {@code java.base}: {@code java.nio.Kmem4jBridge}, defined inside
- * the {@code java.nio} package at run time, holding one JDK-typed field:
+ * The only kmem4j class visible to {@code java.base} and to every class loader:
+ * {@code java.nio.Kmem4jBridge}, defined inside the {@code java.nio} package at run time, holding
+ * JDK-typed fields only:
  *
  * <pre>
  *   public final class java.nio.Kmem4jBridge {
- *       public static volatile IntFunction allocator;   // capacity -> ByteBuffer, or null for "JDK"
+ *       public static volatile IntFunction allocator;  // allocateDirect: capacity -> ByteBuffer, or null for "JDK"
+ *       public static volatile LongFunction explicit;  // pool allocation: size -> explicit ByteBuffer, or null for "the pool's own"
+ *       public static volatile Predicate release;      // pool release: kmem4j's buffer released now -> true (skip the body)
+ *       public static volatile Predicate releaseThenOriginal; // the same for +original releases (see PoolReleaseAdvice)
+ *       public static volatile BiFunction resize;      // pool resize: (ByteBuffer, Long) -> see PoolResizeAdvice
+ *       public static ByteBuffer allocateDirectJdk(int capacity) { return new DirectByteBuffer(capacity); }
  *   }
  * </pre>
  *
- * The advice inlined into {@code ByteBuffer.allocateDirect} reads this field; it can see only
- * bootstrap types, so the agent's classes stay on their own class loader. A second agent instance
- * (attach after {@code -javaagent}) finds the class already defined and reuses it.
+ * Advice inlined into {@code ByteBuffer.allocateDirect} and into pool methods reads these fields; it
+ * can see only bootstrap types, so the agent's classes stay on their own class loader.
+ * {@code allocateDirectJdk} is the JDK's own {@code allocateDirect} body, for call sites in excluded
+ * callers. A second agent instance (attach after {@code -javaagent}) finds the class already defined
+ * and reuses it.
  */
 final class BootstrapBridge {
     static final String CLASS_NAME = "java.nio.Kmem4jBridge";
     static final String FIELD_NAME = "allocator";
+    static final String EXPLICIT = "explicit";
+    static final String RELEASE = "release";
+    static final String RELEASE_THEN_ORIGINAL = "releaseThenOriginal";
+    static final String RESIZE = "resize";
+    static final String JDK_ALLOCATE = "allocateDirectJdk";
+
+    /** The bridge's members, resolved and shape-checked. */
+    static final class Members {
+        final Field allocator;
+        final Field explicit;
+        final Field release;
+        final Field releaseThenOriginal;
+        final Field resize;
+        final Method allocateDirectJdk;
+
+        private Members(final Class<?> bridge) throws ReflectiveOperationException {
+            allocator = field(bridge, FIELD_NAME, IntFunction.class);
+            explicit = field(bridge, EXPLICIT, LongFunction.class);
+            release = field(bridge, RELEASE, Predicate.class);
+            releaseThenOriginal = field(bridge, RELEASE_THEN_ORIGINAL, Predicate.class);
+            resize = field(bridge, RESIZE, BiFunction.class);
+            allocateDirectJdk = bridge.getMethod(JDK_ALLOCATE, int.class);
+        }
+
+        private static Field field(final Class<?> bridge, final String name, final Class<?> type)
+            throws NoSuchFieldException {
+            final Field f = bridge.getField(name);
+            if (!Modifier.isStatic(f.getModifiers()) || f.getType() != type) {
+                throw new NoSuchFieldException(CLASS_NAME + "." + name + " has an unexpected shape: " + f);
+            }
+            return f;
+        }
+    }
 
     private BootstrapBridge() {
     }
 
     /**
-     * The bridge's class file, written with the ASM that ships inside ByteBuddy (a one-field class
-     * needs no more; ByteBuddy's type builder would cost a few hundred milliseconds of start-up).
+     * The bridge's class file, written with the ASM that ships inside ByteBuddy (a few fields and one
+     * method need no more; ByteBuddy's type builder would cost a few hundred milliseconds of start-up).
      */
     static byte[] classBytes() {
-        final ClassWriter cw = new ClassWriter(0);
+        final ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
         cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER,
             CLASS_NAME.replace('.', '/'), null, "java/lang/Object", null);
-        cw.visitField(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC | Opcodes.ACC_VOLATILE, FIELD_NAME,
-            Type.getDescriptor(IntFunction.class), null, null).visitEnd();
+        final int psv = Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC | Opcodes.ACC_VOLATILE;
+        cw.visitField(psv, FIELD_NAME, Type.getDescriptor(IntFunction.class), null, null).visitEnd();
+        cw.visitField(psv, EXPLICIT, Type.getDescriptor(LongFunction.class), null, null).visitEnd();
+        cw.visitField(psv, RELEASE, Type.getDescriptor(Predicate.class), null, null).visitEnd();
+        cw.visitField(psv, RELEASE_THEN_ORIGINAL, Type.getDescriptor(Predicate.class), null, null).visitEnd();
+        cw.visitField(psv, RESIZE, Type.getDescriptor(BiFunction.class), null, null).visitEnd();
+        final MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, JDK_ALLOCATE,
+            "(I)Ljava/nio/ByteBuffer;", null, null);
+        mv.visitCode();
+        mv.visitTypeInsn(Opcodes.NEW, "java/nio/DirectByteBuffer");
+        mv.visitInsn(Opcodes.DUP);
+        mv.visitVarInsn(Opcodes.ILOAD, 0);
+        mv.visitMethodInsn(Opcodes.INVOKESPECIAL, "java/nio/DirectByteBuffer", "<init>", "(I)V", false);
+        mv.visitInsn(Opcodes.ARETURN);
+        mv.visitMaxs(0, 0);
+        mv.visitEnd();
         cw.visitEnd();
         return cw.toByteArray();
     }
 
     /**
-     * @return the bridge's {@code allocator} field, defining the class on first use
-     * @throws ReflectiveOperationException when {@code java.nio} is not open to the agent
+     * @return the bridge's members, defining the class on first use
+     * @throws ReflectiveOperationException when {@code java.nio} is not open to the agent, or a bridge
+     *         of another shape is already defined
      */
-    static Field allocatorField() throws ReflectiveOperationException {
+    static Members members() throws ReflectiveOperationException {
         Class<?> bridge;
         try {
             bridge = Class.forName(CLASS_NAME, false, null);
@@ -61,10 +122,6 @@ final class BootstrapBridge {
                 bridge = Class.forName(CLASS_NAME, false, null);
             }
         }
-        final Field f = bridge.getField(FIELD_NAME);
-        if (!Modifier.isStatic(f.getModifiers()) || f.getType() != IntFunction.class) {
-            throw new NoSuchFieldException(CLASS_NAME + "." + FIELD_NAME + " has an unexpected shape: " + f);
-        }
-        return f;
+        return new Members(bridge);
     }
 }

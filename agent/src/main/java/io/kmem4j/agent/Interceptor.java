@@ -1,8 +1,6 @@
 package io.kmem4j.agent;
 
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntFunction;
 
 import io.kmem4j.core.SlabAllocator;
@@ -15,8 +13,7 @@ import io.kmem4j.core.SlabAllocator;
  */
 final class Interceptor implements IntFunction<ByteBuffer> {
     private final SlabAllocator allocator;
-    private final AtomicBoolean failureLogged = new AtomicBoolean();
-    private final LongAdder failures = new LongAdder();
+    private final Failures failures = new Failures();
 
     Interceptor(final SlabAllocator allocator) {
         this.allocator = allocator;
@@ -24,7 +21,7 @@ final class Interceptor implements IntFunction<ByteBuffer> {
 
     /** @return allocations that failed inside kmem4j and went to the JDK instead. */
     long failures() {
-        return failures.sum();
+        return failures.count();
     }
 
     @Override
@@ -35,15 +32,7 @@ final class Interceptor implements IntFunction<ByteBuffer> {
         try {
             return allocator.tryAllocate(capacity);
         } catch (final Throwable t) {
-            failures.increment();
-            if (failureLogged.compareAndSet(false, true)) {
-                try {
-                    AgentLog.get(Interceptor.class).warn("allocation of {} bytes failed inside kmem4j; this and later"
-                        + " failures fall back to the JDK's allocateDirect", capacity, t);
-                } catch (final Throwable ignored) {
-                    // logging must never break the application
-                }
-            }
+            failures.record("allocation of " + capacity + " bytes", "the JDK's allocateDirect", t);
             return null;
         }
     }

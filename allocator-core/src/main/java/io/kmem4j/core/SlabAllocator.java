@@ -213,8 +213,24 @@ public final class SlabAllocator implements AutoCloseable {
         if (capacity < 0) {
             throw new IllegalArgumentException("capacity < 0: (" + capacity + " < 0)");
         }
-        final ByteBuffer b = serve(capacity, false);
+        final ByteBuffer b = tryAllocateExplicit(capacity);
         return b != null ? b : ByteBuffer.allocateDirect(capacity);
+    }
+
+    /**
+     * Allocates an <em>explicit</em> buffer (see {@link #allocateExplicit(int)}) from the slabs, or
+     * returns {@code null} when the slabs do not serve this request (outside
+     * {@code [minCapacityBytes, largest size class]}, budget exhausted, closed, re-entrant call, any
+     * failure inside kmem4j; counted in {@link AllocatorStats#fallbacks()}). The agent's entry point
+     * for buffer pools: on {@code null} the pool's own allocation runs, so the pool's own release
+     * code only ever sees its own memory or a buffer for which {@link #owns(ByteBuffer)} is true.
+     * Never throws.
+     *
+     * @param capacity bytes
+     * @return a zero-filled explicit buffer, or {@code null}
+     */
+    public ByteBuffer tryAllocateExplicit(final int capacity) {
+        return serve(capacity, false); // leak detection and site sampling are registered in newBuffer
     }
 
     /** The allocation path of both flavours; {@code null} means "let the JDK allocate". */
@@ -614,6 +630,29 @@ public final class SlabAllocator implements AutoCloseable {
             return false;
         }
         return pages.map.find(BufferUtil.address(buffer)) != null;
+    }
+
+    /**
+     * @param buffer any buffer
+     * @return true when {@link #owns(ByteBuffer)} and the buffer is of the explicit flavour (no
+     *         cleaner: {@link #free(ByteBuffer)} clears its address)
+     */
+    public boolean isExplicit(final ByteBuffer buffer) {
+        return owns(buffer) && JdkInternals.cleaner(buffer) == null;
+    }
+
+    /**
+     * @param buffer any buffer
+     * @return true when {@code buffer}'s memory lies in this allocator's chunks: a root buffer it
+     *         handed out or any view of one ({@code slice}, {@code duplicate}, ...). Such memory must
+     *         never reach {@code Unsafe.freeMemory}. Reads only this allocator's tables.
+     */
+    public boolean ownsMemoryOf(final ByteBuffer buffer) {
+        if (buffer == null || !buffer.isDirect() || !JdkInternals.isDirectByteBuffer(buffer)) {
+            return false;
+        }
+        final long address = BufferUtil.address(buffer);
+        return address != 0 && pages.map.find(address) != null;
     }
 
     /**

@@ -1,0 +1,240 @@
+package io.kmem4j.agent;
+
+import java.lang.instrument.ClassFileTransformer;
+import java.lang.instrument.Instrumentation;
+import java.nio.ByteBuffer;
+import java.security.ProtectionDomain;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+import net.bytebuddy.ByteBuddy;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.asm.AsmVisitorWrapper;
+import net.bytebuddy.asm.MemberSubstitution;
+import net.bytebuddy.description.type.TypeDescription;
+import net.bytebuddy.dynamic.ClassFileLocator;
+import net.bytebuddy.dynamic.DynamicType;
+import net.bytebuddy.implementation.Implementation;
+import net.bytebuddy.matcher.ElementMatchers;
+import net.bytebuddy.pool.TypePool;
+import org.slf4j.Logger;
+
+/**
+ * Rewrites application classes, in whatever class loader they live, when they load and (at install)
+ * by retransformation of those already loaded:
+ * <ul>
+ *   <li>methods of the configured pools ({@link PoolSpec}) get the pool advice
+ *       ({@link PoolAllocateAdvice}, {@link PoolResizeAdvice}, {@link PoolReleaseAdvice});</li>
+ *   <li>in classes of excluded packages ({@code excludeCallers}), every call
+ *       {@code ByteBuffer.allocateDirect(int)} becomes {@code Kmem4jBridge.allocateDirectJdk(int)},
+ *       the JDK's own body ({@code MemberSubstitution}), so those callers never reach kmem4j and no
+ *       other caller pays anything for the exclusion.</li>
+ * </ul>
+ * A pool is checked as a whole ({@link PoolShape}) from class files, the first time one of its classes
+ * is seen in a class loader, before any of its methods is rewritten: it is rewritten in that loader
+ * only when every member fits, so kmem4j's buffers never reach a release method left as written.
+ * For every other class a load costs one hash lookup and a prefix test per exclusion.
+ *
+ * <p>Threads: {@link #transform} runs on whichever thread loads or retransforms a class.
+ */
+final class PoolTransformer implements ClassFileTransformer {
+    /**
+     * Class files of the bootstrap loader ({@code java.nio.ByteBuffer} for every exclusion), parsed
+     * once and shared by every class loader's pool: without it each rewritten class re-reads them.
+     */
+    private static final TypePool BOOT_TYPES = TypePool.Default.of(ClassFileLocator.ForClassLoader.ofBootLoader());
+
+    private final BootstrapBridge.Members bridge;
+    /** Internal class name -> the pools with a member in that class. */
+    private final Map<String, List<PoolSpec>> poolsByClass = new HashMap<>();
+    /** Excluded package prefixes, internal form ({@code com/acme/}). */
+    private final String[] excluded;
+    /** {@code ByteBuffer.allocateDirect(int)} call sites -> {@code Kmem4jBridge.allocateDirectJdk(int)}. */
+    private final AsmVisitorWrapper exclusion;
+    /** Per pool and class loader: does the pool fit there (decided once). Guarded by itself. */
+    private final Map<PoolSpec, Map<ClassLoader, Boolean>> fits = new HashMap<>();
+    final LongAdder rewrittenMethods = new LongAdder();
+    final LongAdder excludedClasses = new LongAdder();
+    final LongAdder poolsLeftAlone = new LongAdder();
+    final LongAdder failures = new LongAdder();
+
+    PoolTransformer(final BootstrapBridge.Members bridge, final List<PoolSpec> pools, final List<String> excludeCallers) {
+        this.bridge = bridge;
+        for (final PoolSpec p : pools) {
+            fits.put(p, new WeakHashMap<>());
+            for (final PoolMember m : p.members) {
+                final List<PoolSpec> list = poolsByClass.computeIfAbsent(m.internalClassName(), k -> new ArrayList<>());
+                if (!list.contains(p)) {
+                    list.add(p);
+                }
+            }
+        }
+        this.excluded = excludeCallers.stream().map(s -> s.replace('.', '/')).toArray(String[]::new);
+        this.exclusion = MemberSubstitution.relaxed()
+            .with(new MemberSubstitution.TypePoolResolver.ForExplicitPool(BOOT_TYPES))
+            .method(ElementMatchers.named("allocateDirect").and(ElementMatchers.takesArguments(int.class))
+                .and(ElementMatchers.isDeclaredBy(ByteBuffer.class)))
+            .replaceWith(bridge.allocateDirectJdk)
+            .on(ElementMatchers.any());
+    }
+
+    /**
+     * Registers the transformer and retransforms the pools' and excluded classes already loaded
+     * (each on its own: one class that cannot be retransformed does not stop the others).
+     */
+    void install(final Instrumentation inst) {
+        inst.addTransformer(this, true);
+        final List<Class<?>> loaded = new ArrayList<>();
+        for (final Class<?> c : inst.getAllLoadedClasses()) {
+            final String name = c.getName().replace('.', '/');
+            if ((poolsByClass.containsKey(name) || isExcluded(name)) && inst.isModifiableClass(c)) {
+                loaded.add(c);
+            }
+        }
+        for (final Class<?> c : loaded) {
+            try {
+                inst.retransformClasses(c);
+            } catch (final Throwable t) {
+                failures.increment();
+                log().warn("cannot retransform {}: {}", c.getName(), t.toString());
+            }
+        }
+    }
+
+    @Override
+    public byte[] transform(final Module module, final ClassLoader loader, final String className,
+                            final Class<?> classBeingRedefined, final ProtectionDomain protectionDomain,
+                            final byte[] classfileBuffer) {
+        if (className == null || loader == PoolTransformer.class.getClassLoader()) {
+            return null; // the agent's own classes are never rewritten
+        }
+        final List<PoolSpec> pools = poolsByClass.get(className);
+        final boolean exclude = isExcluded(className);
+        if (pools == null && !exclude) {
+            return null;
+        }
+        try {
+            final String name = className.replace('/', '.');
+            final TypePool types = new TypePool.Default(new TypePool.CacheProvider.Simple(),
+                new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, classfileBuffer),
+                    ClassFileLocator.ForClassLoader.of(loader)), TypePool.Default.ReaderMode.FAST, BOOT_TYPES);
+            final TypeDescription type = types.describe(name).resolve();
+            DynamicType.Builder<?> builder = new ByteBuddy()
+                .with(Implementation.Context.Disabled.Factory.INSTANCE)
+                .decorate(type, ClassFileLocator.Simple.of(name, classfileBuffer));
+            int rewritten = 0;
+            if (pools != null) {
+                for (final PoolShape.Fitted f : membersOf(type, pools, loader, types)) {
+                    builder = builder.visit(advice(f));
+                    rewritten++;
+                }
+            }
+            if (exclude) {
+                builder = builder.visit(exclusion);
+            }
+            if (rewritten == 0 && !exclude) {
+                return null;
+            }
+            final byte[] bytes = builder.make().getBytes();
+            rewrittenMethods.add(rewritten);
+            if (exclude) {
+                excludedClasses.increment();
+            }
+            return bytes;
+        } catch (final Throwable t) {
+            failures.increment(); // a transformer must not throw: the class stays as written
+            try {
+                log().warn("cannot rewrite {}; it stays as written: {}", className.replace('/', '.'), t.toString());
+            } catch (final Throwable ignored) {
+                // nothing more to do
+            }
+            return null;
+        }
+    }
+
+    /** The members of the pools that fit in {@code loader} and live in {@code type}, one per method. */
+    private List<PoolShape.Fitted> membersOf(final TypeDescription type, final List<PoolSpec> pools,
+                                             final ClassLoader loader, final TypePool types) {
+        final Map<String, PoolShape.Fitted> byMethod = new LinkedHashMap<>();
+        for (final PoolSpec pool : pools) {
+            if (!fits(pool, loader, types)) {
+                continue;
+            }
+            for (final PoolMember m : pool.members) {
+                if (m.className.equals(type.getName())) {
+                    final PoolShape.Fitted f = PoolShape.fit(m, type);
+                    if (f != null) {
+                        byMethod.putIfAbsent(f.method.getInternalName() + f.method.getDescriptor(), f);
+                    }
+                }
+            }
+        }
+        return new ArrayList<>(byMethod.values());
+    }
+
+    private boolean fits(final PoolSpec pool, final ClassLoader loader, final TypePool types) {
+        final Map<ClassLoader, Boolean> decided = fits.get(pool);
+        synchronized (decided) {
+            final Boolean known = decided.get(loader);
+            if (known != null) {
+                return known;
+            }
+            final PoolShape.Result r = PoolShape.check(pool, types);
+            decided.put(loader, r.fits());
+            if (r.fits()) {
+                log().debug("pool {} is served by kmem4j in class loader {}", pool, loader);
+            } else {
+                poolsLeftAlone.increment();
+                if (pool.quiet) {
+                    log().debug("pool {} does not fit in class loader {} and is left alone: {}", pool, loader, r.problem);
+                } else {
+                    log().warn("pool {} is left alone (class loader {}): {}", pool, loader, r.problem);
+                }
+            }
+            return r.fits();
+        }
+    }
+
+    private AsmVisitorWrapper advice(final PoolShape.Fitted f) {
+        Advice.WithCustomMapping mapping = Advice.withCustomMapping()
+            .bind(PoolHooks.Explicit.class, bridge.explicit)
+            .bind(PoolHooks.Resize.class, bridge.resize)
+            .bind(PoolHooks.Release.class, f.member.thenOriginal ? bridge.releaseThenOriginal : bridge.release);
+        final Class<?> adviceClass;
+        switch (f.role) {
+            case ALLOCATE:
+                mapping = mapping.bind(PoolHooks.Size.class, f.method.getParameters().get(0));
+                adviceClass = PoolAllocateAdvice.class;
+                break;
+            case RESIZE:
+                mapping = mapping.bind(PoolHooks.Buffer.class, f.method.getParameters().get(0))
+                    .bind(PoolHooks.Size.class, f.method.getParameters().get(1));
+                adviceClass = PoolResizeAdvice.class;
+                break;
+            default:
+                mapping = f.handleField != null ? mapping.bind(PoolHooks.Buffer.class, f.handleField)
+                    : mapping.bind(PoolHooks.Buffer.class, f.method.getParameters().get(0));
+                adviceClass = PoolReleaseAdvice.class;
+        }
+        return mapping.to(adviceClass).on(ElementMatchers.named(f.method.getName())
+            .and(ElementMatchers.hasDescriptor(f.method.getDescriptor())));
+    }
+
+    private boolean isExcluded(final String internalName) {
+        for (final String prefix : excluded) {
+            if (internalName.startsWith(prefix)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static Logger log() {
+        return AgentLog.get(PoolTransformer.class);
+    }
+}
