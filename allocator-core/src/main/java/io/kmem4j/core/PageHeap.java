@@ -1,6 +1,5 @@
 package io.kmem4j.core;
 
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.agrona.UnsafeApi;
@@ -10,8 +9,8 @@ import org.agrona.UnsafeApi;
  * chunks.
  *
  * <p>Locks: taking and returning pages is lock-free (CAS on a chunk's page bitmap).
- * {@code growSerializer} is held while one thread reserves a new chunk from the JDK (which may run
- * GC and sleep); no cache lock is ever held then. {@code growLock} is held only to publish or
+ * {@code growSerializer} is held while one thread reserves a new chunk from the JDK
+ * ({@code Bits.tryReserveMemory}: no GC, no sleep) and maps it; no cache lock is ever held then. {@code growLock} is held only to publish or
  * remove a chunk; it may be taken after a cache lock (emptying a slab), never before one.
  */
 final class PageHeap {
@@ -30,8 +29,6 @@ final class PageHeap {
     private volatile long lastFailureNanos;
     /** After a failed reservation, growth is refused at once for this long (requests go to the JDK). */
     private static final long FAILURE_HOLD_NANOS = 100_000_000L;
-    /** A grower waits at most this long for another grower before giving up (going to the JDK). */
-    private static final long MAX_GROW_WAIT_NANOS = 1_000_000_000L;
     private long chunksReleased;
 
     private final boolean zeroChunks;
@@ -76,9 +73,8 @@ final class PageHeap {
 
     /**
      * Adds one chunk unless the set changed since {@code seen} (someone grew or shrank: look again).
-     * Must be called with no cache lock held: reserving can make the JDK run GC and sleep (up to about
-     * half a second in {@code java.nio.Bits}), and the threads that would give memory back need those
-     * locks. Growers queue on {@code growSerializer}, so a burst of misses adds one chunk, not one per
+     * Must be called with no cache lock held (the threads that would give memory back need those
+     * locks). Growers queue on {@code growSerializer}, so a burst of misses adds one chunk, not one per
      * thread; publishing takes {@code growLock} only for a moment.
      *
      * @throws OutOfMemoryError from {@code java.nio.Bits} when the direct-memory budget is exhausted
@@ -89,15 +85,11 @@ final class PageHeap {
         if (recent != null && queuedAt - lastFailureNanos < FAILURE_HOLD_NANOS) {
             throw recent; // the budget was exhausted a moment ago: let the JDK's own path serve this one
         }
-        try {
-            if (!growSerializer.tryLock(MAX_GROW_WAIT_NANOS, TimeUnit.NANOSECONDS)) {
-                // another thread has been reserving for long (the JDK's back-off): do not queue behind it
-                throw new OutOfMemoryError("kmem4j: a chunk reservation is already waiting for direct memory");
-            }
-        } catch (final InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new OutOfMemoryError("kmem4j: interrupted while waiting to grow");
-        }
+        // No time-out: the holder never waits inside the JDK (the reservation is a try, not the JDK's GC
+        // and back-off), so the wait is one chunk's allocation and zeroing. A time-out here turned
+        // scheduler latency (20,000 runnable virtual threads on 2 carriers) into fallbacks.
+        // Not interruptible: an interrupted caller keeps its interrupt status and still gets its buffer.
+        growSerializer.lock();
         try {
             if (chunks != seen) {
                 return;

@@ -96,6 +96,8 @@ public final class SlabAllocator implements AutoCloseable {
     private int nextId = 1;
     private final long[] retired;
     private long threadCachesRetired;
+    /** {@link #activity()} at the end of the previous {@link #reap()} (under this allocator's monitor). */
+    private long activityAtLastReap = -1;
 
     private final ThreadCache gcCache;
     private final ThreadCache sharedCache;
@@ -896,7 +898,17 @@ public final class SlabAllocator implements AutoCloseable {
     }
 
     /**
-     * Adopts the caches of threads that have ended and returns orphaned frees to their slabs.
+     * One reaper pass, as Linux's slab {@code cache_reap}: adopts the caches of threads that have ended, returns
+     * orphaned frees to their slabs, and gives memory back to the JDK's budget:
+     * <ul>
+     *   <li>after threads ended, or when nothing was allocated or freed since the previous pass (idle):
+     *       depots and spare slabs are flushed and empty chunks beyond {@code retainedEmptyChunks}
+     *       released, so a burst followed by quiet does not keep its peak reserved;</li>
+     *   <li>otherwise only chunks already wholly empty beyond {@code retainedEmptyChunks} are released
+     *       (the working set's depots stay warm).</li>
+     * </ul>
+     * Magazines of live threads are their owners' alone and stay as they are (at most
+     * {@code 2 * magazineRounds} objects per size class and thread).
      * Serialised: a caller returns only after any reap in progress (the reaper thread's) is done.
      */
     synchronized void reap() {
@@ -909,10 +921,25 @@ public final class SlabAllocator implements AutoCloseable {
             }
         }
         returnOrphans();
-        if (retiredAny) {
-            // after a burst of threads ends, give their memory back to the JDK's budget at once
-            // (spare slabs and depots would otherwise pin chunks the application may need)
+        final long activity = activity();
+        if (retiredAny || activity == activityAtLastReap) {
             shrink(config.retainedEmptyChunks());
+        } else {
+            pages.releaseEmptyChunks(config.retainedEmptyChunks());
+        }
+        activityAtLastReap = activity;
+    }
+
+    /** Bytes allocated plus bytes freed so far, over every thread cache (racy reads: a hint for {@link #reap()}). */
+    private long activity() {
+        synchronized (registryLock) {
+            long sum = retired[ThreadCache.ALLOC_BYTES] + retired[ThreadCache.FREE_BYTES];
+            for (final ThreadCache tc : byId) {
+                if (tc != null) {
+                    sum += tc.stats[ThreadCache.ALLOC_BYTES] + tc.stats[ThreadCache.FREE_BYTES];
+                }
+            }
+            return sum;
         }
     }
 

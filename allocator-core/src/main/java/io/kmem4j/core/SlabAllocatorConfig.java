@@ -79,12 +79,19 @@ public final class SlabAllocatorConfig {
         return depotMagazines;
     }
 
-    /** @return wholly empty chunks kept for reuse instead of being returned to the JDK (default 1). */
+    /**
+     * @return wholly empty chunks kept for reuse instead of being returned to the JDK (default 1); the
+     *         reaper releases empty chunks beyond this every {@link #reapIntervalMillis()}, and after an
+     *         idle interval also flushes depots and spare slabs first
+     */
     public int retainedEmptyChunks() {
         return retainedEmptyChunks;
     }
 
-    /** @return how often dead threads' caches are adopted, in milliseconds (default 1000). */
+    /**
+     * @return how often the reaper runs, in milliseconds (default 1000): it adopts dead threads' caches
+     *         and gives memory beyond {@link #retainedEmptyChunks()} back to the JDK
+     */
     public long reapIntervalMillis() {
         return reapIntervalMillis;
     }

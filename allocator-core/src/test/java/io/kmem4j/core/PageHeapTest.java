@@ -70,6 +70,36 @@ class PageHeapTest {
 
     // ---- growing ------------------------------------------------------------------------------------
 
+    /**
+     * Growth never waits inside the JDK (a try-reservation), so a grower queued behind a slow holder
+     * (descheduled: 20,000 runnable virtual threads on 2 carriers in VirtualThreadsIT) waits for it and
+     * then grows, instead of giving up after a time-out and sending its request to the JDK.
+     */
+    @Test
+    void aGrowerQueuedBehindASlowHolderWaitsAndGrowsInsteadOfGivingUp() throws Exception {
+        final PageHeap h = heap(1);
+        final Field f = PageHeap.class.getDeclaredField("growSerializer");
+        f.setAccessible(true);
+        final java.util.concurrent.locks.ReentrantLock serializer = (java.util.concurrent.locks.ReentrantLock) f.get(h);
+        final java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        final Thread holder = new Thread(() -> {
+            serializer.lock();
+            try {
+                held.countDown();
+                Thread.sleep(1500); // longer than the one-second give-up the grower used to have
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                serializer.unlock();
+            }
+        });
+        holder.start();
+        held.await();
+        h.grow(h.snapshot()); // threw "a chunk reservation is already waiting" after one second before
+        holder.join();
+        assertThat(h.chunkCount()).as("the queued grower added its chunk").isEqualTo(1);
+    }
+
     @Test
     void anEmptyHeapHasNoChunkAndNoSlab() {
         final PageHeap h = heap(1);
