@@ -104,7 +104,8 @@ public final class CacheBound {
         return sb.toString();
     }
 
-    private long setting(String key) {
+    /** A numeric setting of the configuration; fails naming the key when it is missing. */
+    public long setting(String key) {
         String v = config.get(key);
         if (v == null) {
             throw new AssertionError("no " + key + " in the allocator's Configuration " + config);

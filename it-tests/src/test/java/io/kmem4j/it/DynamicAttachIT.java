@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import javax.management.MalformedObjectNameException;
 import javax.management.ObjectName;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -44,8 +43,8 @@ class DynamicAttachIT {
     private static final String APP = "io.kmem4j.it.apps.AttachTargetApp";
     private static final String HELLO_APP = "io.kmem4j.it.apps.HelloApp";
     /** The size class of {@link AttachTargetApp#SIZE} with the default classes. */
-    private static final ObjectName CACHE = objectName("kmem4j:type=SlabCache,name=kmem4j-49152");
-    private static final ObjectName CHURN_CACHE = objectName("kmem4j:type=SlabCache,name=kmem4j-3072");
+    private static final ObjectName CACHE = JmxClient.objectName("kmem4j:type=SlabCache,name=kmem4j-49152");
+    private static final ObjectName CHURN_CACHE = JmxClient.objectName("kmem4j:type=SlabCache,name=kmem4j-3072");
     private static final String DYNAMIC_WARNING = "WARNING: A Java agent has been loaded dynamically (";
     private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration STEP_TIMEOUT = Duration.ofSeconds(30);
@@ -230,13 +229,5 @@ class DynamicAttachIT {
 
     private static void log(Jdk jdk, String text) {
         System.out.println(TestJdks.LOG_PREFIX + "attach JDK " + jdk.version() + ": " + text);
-    }
-
-    private static ObjectName objectName(String name) {
-        try {
-            return new ObjectName(name);
-        } catch (MalformedObjectNameException e) {
-            throw new IllegalArgumentException(name, e);
-        }
     }
 }
