@@ -41,6 +41,7 @@ class SoakIT {
 
     static final String SECONDS_PROPERTY = "kmem4j.it.soak.seconds";
     static final long DEFAULT_SECONDS = 15;
+    static final String JDK_PROPERTY = "kmem4j.it.soak.jdk";
     private static final long SECONDS = Long.getLong(SECONDS_PROPERTY, DEFAULT_SECONDS);
     /** About 30 samples in a short run, one every 5 s in a long one. */
     private static final long INTERVAL_MILLIS = Math.min(5000, Math.max(500, SECONDS * 1000 / 30));
@@ -62,8 +63,11 @@ class SoakIT {
     private record Sample(long millis, long reserved, long inUse, long live, long chunks, long fallbacks, long rss) {
     }
 
+    /** Every supported JDK, or only the feature version in {@value #JDK_PROPERTY} if set (a long soak on one JDK). */
     static Stream<Arguments> runs() {
-        return TestJdks.all().flatMap(jdk -> Stream.of(Arguments.of(jdk, "echo"), Arguments.of(jdk, "pipeline")));
+        String only = System.getProperty(JDK_PROPERTY, "");
+        return TestJdks.all().filter(jdk -> only.isBlank() || String.valueOf(jdk.feature()).equals(only.trim()))
+                .flatMap(jdk -> Stream.of(Arguments.of(jdk, "echo"), Arguments.of(jdk, "pipeline")));
     }
 
     @ParameterizedTest(name = "{1} on {0}")
