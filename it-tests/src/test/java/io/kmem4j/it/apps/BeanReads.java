@@ -95,6 +95,15 @@ public final class BeanReads {
         return caches;
     }
 
+    /** Sum over the caches of active objects times object size: the live set as the slabs hold it. */
+    public static long liveObjectBytes() throws Exception {
+        long sum = 0;
+        for (Map<String, Long> c : caches("ActiveObjects", "ObjectSize").values()) {
+            sum += c.get("ActiveObjects") * c.get("ObjectSize");
+        }
+        return sum;
+    }
+
     /** {@code MemoryUsed}, {@code TotalCapacity} and {@code Count} of the JDK's direct buffer pool. */
     public static Map<String, Long> directPool() throws Exception {
         return numbers(SERVER.getAttributes(name(DIRECT_POOL), new String[] {"MemoryUsed", "TotalCapacity", "Count"}));

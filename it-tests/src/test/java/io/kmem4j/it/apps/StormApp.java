@@ -5,8 +5,8 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -65,7 +65,7 @@ public final class StormApp {
             threads.setThreadContentionMonitoringEnabled(true);
         }
         LockContention locks = LockContention.start();
-        MemorySamples memory = MemorySamples.start(SAMPLE_MILLIS);
+        MemorySamples memory = MemorySamples.start(SAMPLE_MILLIS, StormApp::fail);
         List<String> phases = new ArrayList<>();
         for (int size : SIZES) {
             for (int t : THREADS) {
@@ -92,7 +92,7 @@ public final class StormApp {
             System.out.println("storm: memory phase=" + phase + " " + memory.summary(phase));
         }
         if (args.length > 2) {
-            memory.writeCsv(java.nio.file.Path.of(args[2]));
+            memory.writeCsv(Path.of(args[2]));
         }
         if (agent) {
             afterwards();
@@ -148,7 +148,7 @@ public final class StormApp {
         if (!now.isEmpty()) {
             System.out.println("storm: checkpoint phase=" + phase + " threads=" + threads + " reserved="
                     + now.get("BytesReserved") + " chunks=" + now.get("Chunks") + " inUse=" + now.get("BytesInUse")
-                    + " live=" + now.get("LiveBuffers") + " liveObjectBytes=" + liveObjectBytes());
+                    + " live=" + now.get("LiveBuffers") + " liveObjectBytes=" + BeanReads.liveObjectBytes());
         }
         exit.countDown();
         for (Thread w : workers) {
@@ -230,7 +230,7 @@ public final class StormApp {
         System.out.println("storm: after-gc stormObjects=" + stormObjects + " " + BeanReads.format(BeanReads.freshAllocator(ALLOCATOR)));
         Thread.sleep(2 * reapIntervalMillis() + 300);
         System.out.println("storm: after-reap " + BeanReads.format(BeanReads.freshAllocator(ALLOCATOR)) + " liveObjectBytes="
-                + liveObjectBytes());
+                + BeanReads.liveObjectBytes());
         for (Map.Entry<String, Map<String, Long>> c : BeanReads.caches("ObjectSize", "ObjectsPerSlab", "PagesPerSlab",
                 "Allocations").entrySet()) {
             if (c.getValue().get("Allocations") > 0) {
@@ -240,7 +240,7 @@ public final class StormApp {
         ManagementFactory.getPlatformMBeanServer().invoke(new javax.management.ObjectName(BeanReads.ALLOCATOR), "trim",
                 new Object[0], new String[0]);
         System.out.println("storm: after-trim " + BeanReads.format(BeanReads.freshAllocator(ALLOCATOR)) + " liveObjectBytes="
-                + liveObjectBytes());
+                + BeanReads.liveObjectBytes());
     }
 
     /** The size classes the storm uses (with the default classes: 128, 256, 4096, 16384). */
@@ -262,15 +262,6 @@ public final class StormApp {
         return 1000;
     }
 
-    /** Sum over the caches of active objects times object size: the live set as the slabs hold it. */
-    static long liveObjectBytes() throws Exception {
-        long sum = 0;
-        for (Map<String, Long> c : BeanReads.caches("ActiveObjects", "ObjectSize").values()) {
-            sum += c.get("ActiveObjects") * c.get("ObjectSize");
-        }
-        return sum;
-    }
-
     private static long gcCount() {
         long n = 0;
         for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
@@ -279,101 +270,9 @@ public final class StormApp {
         return n;
     }
 
-    private static void fail(String what) {
+    static void fail(String what) {
         if (failure == null) {
             failure = what;
-        }
-    }
-
-    /** The allocator bean and the JDK's direct pool, read every few milliseconds on a daemon thread. */
-    static final class MemorySamples {
-        private final List<String> rows = new ArrayList<>();
-        private final Map<String, List<long[]>> byPhase = new LinkedHashMap<>();
-        private final Thread thread;
-        private final long startNanos = System.nanoTime();
-        private volatile String phase = "start";
-        private volatile boolean stopped;
-
-        private MemorySamples(long intervalMillis) {
-            thread = new Thread(() -> {
-                while (!stopped) {
-                    try {
-                        sample();
-                        Thread.sleep(intervalMillis);
-                    } catch (InterruptedException e) {
-                        return;
-                    } catch (Exception e) {
-                        fail("memory sampler: " + e);
-                        return;
-                    }
-                }
-            }, "memory-sampler");
-            thread.setDaemon(true);
-        }
-
-        static MemorySamples start(long intervalMillis) {
-            MemorySamples s = new MemorySamples(intervalMillis);
-            s.thread.start();
-            return s;
-        }
-
-        void phase(String name) {
-            phase = name;
-        }
-
-        void stop() throws InterruptedException {
-            stopped = true;
-            thread.join();
-        }
-
-        private void sample() throws Exception {
-            String p = phase;
-            Map<String, Long> a = BeanReads.allocator(ALLOCATOR);
-            long live = a.isEmpty() ? 0 : liveObjectBytes();
-            long pool = BeanReads.directPool().get("MemoryUsed");
-            long[] v = {a.getOrDefault("BytesReserved", 0L), a.getOrDefault("BytesInUse", 0L), live, pool,
-                a.getOrDefault("Chunks", 0L)};
-            long millis = (System.nanoTime() - startNanos) / 1_000_000;
-            synchronized (this) {
-                StringBuilder row = new StringBuilder().append(millis).append(',').append(p);
-                for (long x : v) {
-                    row.append(',').append(x);
-                }
-                rows.add(row.toString());
-                byPhase.computeIfAbsent(p, k -> new ArrayList<>()).add(v);
-            }
-        }
-
-        /**
-         * {@code samples=.. maxReserved=.. maxInUse=.. maxLiveObjectBytes=.. maxPool=.. thirds=a/b/c}, the
-         * last being the largest {@code BytesReserved} of each third of the phase's samples.
-         */
-        synchronized String summary(String p) {
-            List<long[]> s = byPhase.getOrDefault(p, List.of());
-            long[] max = new long[4];
-            for (long[] v : s) {
-                for (int i = 0; i < max.length; i++) {
-                    max[i] = Math.max(max[i], v[i]);
-                }
-            }
-            StringBuilder thirds = new StringBuilder();
-            for (int third = 0; third < 3; third++) {
-                long m = 0;
-                for (int i = third * s.size() / 3; i < (third + 1) * s.size() / 3; i++) {
-                    m = Math.max(m, s.get(i)[0]);
-                }
-                thirds.append(third == 0 ? "" : "/").append(m);
-            }
-            return "samples=" + s.size() + " maxReserved=" + max[0] + " maxInUse=" + max[1] + " maxLiveObjectBytes="
-                    + max[2] + " maxPool=" + max[3] + " thirds=" + thirds;
-        }
-
-        synchronized void writeCsv(java.nio.file.Path file) throws java.io.IOException {
-            List<String> lines = new ArrayList<>();
-            lines.add("millis,phase,bytesReserved,bytesInUse,liveObjectBytes,jdkDirectPoolMemoryUsed,chunks");
-            lines.addAll(rows);
-            java.nio.file.Files.createDirectories(file.toAbsolutePath().getParent());
-            java.nio.file.Files.write(file, lines);
         }
     }
 }

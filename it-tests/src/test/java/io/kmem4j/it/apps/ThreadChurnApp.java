@@ -139,7 +139,7 @@ public final class ThreadChurnApp {
         Map<String, Long> cache = BeanReads.caches("Slabs", "PartialSlabs", "PagesPerSlab").get("kmem4j-" + SIZE);
         System.out.println("churn: threads=" + threads + " releasedByHolder=" + releasedByHolder + " raw "
                 + BeanReads.format(raw) + " adopted " + BeanReads.format(adopted) + " liveObjectBytes="
-                + StormApp.liveObjectBytes() + " slabs16k=" + cache.get("Slabs") + " partial16k=" + cache.get("PartialSlabs")
+                + BeanReads.liveObjectBytes() + " slabs16k=" + cache.get("Slabs") + " partial16k=" + cache.get("PartialSlabs")
                 + " pagesPerSlab16k=" + cache.get("PagesPerSlab")
                 + " adoptionMillis=" + (System.nanoTime() - start) / 1_000_000);
     }
