@@ -109,6 +109,12 @@ public record AppRun(String name, int exit, List<String> stdout, List<String> st
         return stdout.stream().filter(l -> l.startsWith(prefix)).findFirst();
     }
 
+    /** The first stdout line starting with {@code prefix}; fails naming the run if there is none. */
+    public String requireLine(String prefix) {
+        return stdoutLine(prefix).orElseThrow(() -> new AssertionError(
+                "no stdout line starting with '" + prefix + "' in " + name + "\n" + description));
+    }
+
     /** The key/values of the {@code [kmem4j] summary: allocations=...} line; fails if there is none. */
     public Map<String, String> summaryCounters() {
         Optional<String> line = stderr.stream().filter(l -> l.startsWith("[kmem4j] summary: allocations=")).findFirst();

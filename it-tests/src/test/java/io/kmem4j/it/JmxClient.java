@@ -220,7 +220,8 @@ public final class JmxClient implements AutoCloseable {
         }
     }
 
-    private static ObjectName objectName(String name) {
+    /** {@code new ObjectName(name)} for names known to be well-formed. */
+    static ObjectName objectName(String name) {
         try {
             return new ObjectName(name);
         } catch (MalformedObjectNameException e) {

@@ -20,6 +20,7 @@ public final class BeanReads {
 
     public static final String ALLOCATOR = "kmem4j:type=Allocator";
     public static final String DIRECT_POOL = "java.nio:type=BufferPool,name=direct";
+    public static final String CACHES = "kmem4j:type=SlabCache,*";
 
     /** Longer than the allocator bean's snapshot age (200 ms). */
     private static final long SNAPSHOT_AGE_MILLIS = 260;
@@ -64,6 +65,43 @@ public final class BeanReads {
         }
         Thread.sleep(SNAPSHOT_AGE_MILLIS);
         return numbers(SERVER.getAttributes(name, names));
+    }
+
+    /**
+     * The allocator bean's numeric attributes {@code names} read in one call, as they are now (the
+     * snapshot may be up to 200 ms old); empty when the bean is not registered.
+     */
+    public static Map<String, Long> allocator(String... names) throws Exception {
+        ObjectName name = name(ALLOCATOR);
+        return SERVER.isRegistered(name) ? numbers(SERVER.getAttributes(name, names)) : Map.of();
+    }
+
+    /** The allocator bean's {@code Configuration} attribute, or {@code ""} when it is not registered. */
+    public static String configuration() throws Exception {
+        ObjectName name = name(ALLOCATOR);
+        return SERVER.isRegistered(name) ? (String) SERVER.getAttribute(name, "Configuration") : "";
+    }
+
+    /**
+     * The numeric attributes {@code names} of every {@code kmem4j:type=SlabCache} bean, by cache name
+     * ({@code kmem4j-<size>}), in size order; empty without the agent.
+     */
+    public static Map<String, Map<String, Long>> caches(String... names) throws Exception {
+        Map<String, Map<String, Long>> caches = new java.util.TreeMap<>(
+                java.util.Comparator.comparingInt((String n) -> Integer.parseInt(n.substring(n.indexOf('-') + 1))));
+        for (ObjectName cache : SERVER.queryNames(name(CACHES), null)) {
+            caches.put(cache.getKeyProperty("name"), numbers(SERVER.getAttributes(cache, names)));
+        }
+        return caches;
+    }
+
+    /** Sum over the caches of active objects times object size: the live set as the slabs hold it. */
+    public static long liveObjectBytes() throws Exception {
+        long sum = 0;
+        for (Map<String, Long> c : caches("ActiveObjects", "ObjectSize").values()) {
+            sum += c.get("ActiveObjects") * c.get("ObjectSize");
+        }
+        return sum;
     }
 
     /** {@code MemoryUsed}, {@code TotalCapacity} and {@code Count} of the JDK's direct buffer pool. */

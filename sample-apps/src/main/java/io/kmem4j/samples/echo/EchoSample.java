@@ -1,7 +1,7 @@
 package io.kmem4j.samples.echo;
 
 import io.kmem4j.samples.support.Hold;
-import java.io.IOException;
+import io.kmem4j.samples.support.Rounds;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.util.Locale;
@@ -28,7 +28,11 @@ import picocli.CommandLine.Spec;
  * <pre>
  * echo: messages=N connections=C bytes=B verified=true|false mismatches=M
  * echo: throughput messages/s=X.X MiB/s=X.XX elapsed_ms=T
+ * echo: rounds=R duration_s=S                 (only with --duration)
  * </pre>
+ *
+ * With {@code --duration S} the client runs again, with new connections and threads each round,
+ * until S seconds have passed; the figures are totals over the rounds.
  *
  * and, with {@code --hold}, {@code echo: holding (close stdin to exit)}, after which the server
  * stays up until stdin reaches end of file or a line is read. Progress goes to stderr every two
@@ -71,22 +75,27 @@ public final class EchoSample implements Callable<Integer> {
     @Mixin
     private Hold hold = new Hold();
 
+    /** {@code --duration}: new client connections every round, one server throughout. */
+    @Mixin
+    private Rounds rounds = new Rounds();
+
     @Override
-    public Integer call() throws IOException, InterruptedException {
+    public Integer call() throws Exception {
         validateOptions();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         try (EchoServer server = EchoServer.start(InetAddress.getByName("127.0.0.1"))) {
-            EchoClient client =
-                    new EchoClient(server.address(), connections, messages, minSize, maxSize, seed);
             long start = System.nanoTime();
-            EchoClient.Result result = client.run(done -> {
-                err.printf("echo: progress %d/%d messages%n", done, messages);
-                err.flush();
-            });
+            EchoClient.Result result = rounds.run(round -> new EchoClient(server.address(), connections,
+                    messages, minSize, maxSize, seed).run(done -> {
+                        err.printf("echo: progress %d/%d messages%s%n", done, messages,
+                                rounds.seconds() > 0 ? " (round " + (round + 1) + ")" : "");
+                        err.flush();
+                    }), EchoClient.Result::plus);
             long elapsedNanos = System.nanoTime() - start;
 
-            boolean verified = result.messages() == messages && result.mismatches() == 0;
+            boolean verified = result.messages() == (long) messages * rounds.completed()
+                    && result.mismatches() == 0;
             double seconds = Math.max(elapsedNanos, 1) / 1e9;
             out.printf(Locale.ROOT,
                     "echo: messages=%d connections=%d bytes=%d verified=%b mismatches=%d%n",
@@ -94,6 +103,9 @@ public final class EchoSample implements Callable<Integer> {
             out.printf(Locale.ROOT, "echo: throughput messages/s=%.1f MiB/s=%.2f elapsed_ms=%d%n",
                     result.messages() / seconds, result.bytes() / seconds / (1 << 20),
                     elapsedNanos / 1_000_000);
+            if (rounds.seconds() > 0) {
+                out.printf(Locale.ROOT, "echo: rounds=%d duration_s=%d%n", rounds.completed(), rounds.seconds());
+            }
             out.flush();
 
             hold.ifRequested("echo", out);
@@ -107,6 +119,9 @@ public final class EchoSample implements Callable<Integer> {
         }
         if (messages < 0) {
             throw usageError("--messages must not be negative");
+        }
+        if (rounds.seconds() < 0) {
+            throw usageError("--duration must not be negative");
         }
         if (minSize < 0 || minSize > maxSize || maxSize > EchoProtocol.MAX_PAYLOAD) {
             throw usageError("sizes must satisfy 0 <= --min-size <= --max-size <= "

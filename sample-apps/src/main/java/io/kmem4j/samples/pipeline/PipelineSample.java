@@ -1,6 +1,7 @@
 package io.kmem4j.samples.pipeline;
 
 import io.kmem4j.samples.support.Hold;
+import io.kmem4j.samples.support.Rounds;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -22,7 +23,11 @@ import picocli.CommandLine.Spec;
  * <pre>
  * pipeline: items=N producers=P consumers=C bytes=B verified=true|false corrupt=K freed=F dropped=D
  * pipeline: throughput items/s=X.X MiB/s=X.XX elapsed_ms=T
+ * pipeline: rounds=R duration_s=S            (only with --duration)
  * </pre>
+ *
+ * With {@code --duration S} a new pipeline (new threads and queues) runs again until S seconds
+ * have passed; the figures are totals over the rounds.
  *
  * and, with {@code --hold}, {@code pipeline: holding (close stdin to exit)}, after which the process
  * waits (all buffers already released or dropped) until stdin reaches end of file or a line is
@@ -74,22 +79,29 @@ public final class PipelineSample implements Callable<Integer> {
     @Mixin
     private Hold hold = new Hold();
 
+    /** {@code --duration}: a new pipeline (new threads and queues) every round. */
+    @Mixin
+    private Rounds rounds = new Rounds();
+
     @Override
     public Integer call() throws Exception {
         validateOptions();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
 
-        Pipeline pipeline = new Pipeline(producers, consumers, items, minSize, maxSize,
-                queueCapacity, seed, dropEvery);
         long start = System.nanoTime();
-        Pipeline.Result result = pipeline.run(() -> {
-            err.printf("pipeline: progress %d/%d items%n", pipeline.consumed(), items);
-            err.flush();
-        });
+        Pipeline.Result result = rounds.run(round -> {
+            Pipeline pipeline = new Pipeline(producers, consumers, items, minSize, maxSize,
+                    queueCapacity, seed, dropEvery);
+            return pipeline.run(() -> {
+                err.printf("pipeline: progress %d/%d items%s%n", pipeline.consumed(), items,
+                        rounds.seconds() > 0 ? " (round " + (round + 1) + ")" : "");
+                err.flush();
+            });
+        }, Pipeline.Result::plus);
         long elapsedNanos = System.nanoTime() - start;
 
-        boolean verified = result.items() == items && result.corrupt() == 0;
+        boolean verified = result.items() == (long) items * rounds.completed() && result.corrupt() == 0;
         double seconds = Math.max(elapsedNanos, 1) / 1e9;
         out.printf(Locale.ROOT, "pipeline: items=%d producers=%d consumers=%d bytes=%d verified=%b"
                         + " corrupt=%d freed=%d dropped=%d%n",
@@ -98,6 +110,9 @@ public final class PipelineSample implements Callable<Integer> {
         out.printf(Locale.ROOT, "pipeline: throughput items/s=%.1f MiB/s=%.2f elapsed_ms=%d%n",
                 result.items() / seconds, result.bytes() / seconds / (1 << 20),
                 elapsedNanos / 1_000_000);
+        if (rounds.seconds() > 0) {
+            out.printf(Locale.ROOT, "pipeline: rounds=%d duration_s=%d%n", rounds.completed(), rounds.seconds());
+        }
         out.flush();
 
         hold.ifRequested("pipeline", out);
@@ -119,6 +134,9 @@ public final class PipelineSample implements Callable<Integer> {
         }
         if (dropEvery < 0) {
             throw usageError("--drop-every must not be negative");
+        }
+        if (rounds.seconds() < 0) {
+            throw usageError("--duration must not be negative");
         }
     }
 
