@@ -238,6 +238,9 @@ public final class SlabAllocator implements AutoCloseable {
     /** The allocation path of both flavours; {@code null} means "let the JDK allocate". */
     private ByteBuffer serve(final int capacity, final boolean tracked) {
         if (capacity < minCapacity || capacity > maxCapacity || closed) {
+            if (capacity > maxCapacity && !closed) {
+                relieveBudgetFor(capacity);
+            }
             return fallback(capacity, closed ? "closed" : "size outside the served range");
         }
         final ThreadCache tc = threadCache();
@@ -402,6 +405,7 @@ public final class SlabAllocator implements AutoCloseable {
                 if (a != 0) {
                     return a;
                 }
+                giveBackAll(tc, tc); // this thread's own magazines of every class may pin chunks
                 final long releasedBytes = trim();
                 final Events.BudgetPressure event = new Events.BudgetPressure();
                 event.begin();
@@ -946,21 +950,7 @@ public final class SlabAllocator implements AutoCloseable {
     private void retire(final ThreadCache tc) {
         final long chain = tc.inbox.close();
         tc.flushOutgoing();
-        for (int cls = 0; cls < caches.length; cls++) {
-            final SlabCache c = caches[cls];
-            c.lock.lock();
-            try {
-                final Slab s = tc.current[cls];
-                if (s != null) {
-                    tc.current[cls] = null;
-                    c.unfreezeLocked(s);
-                }
-                c.flushLocked(tc.loaded[cls], reaperCache);
-                c.flushLocked(tc.previous[cls], reaperCache);
-            } finally {
-                c.lock.unlock();
-            }
-        }
+        giveBackAll(tc, reaperCache);
         returnToSlabs(chain, reaperCache);
         synchronized (registryLock) {
             for (int i = 0; i < retired.length; i++) {
@@ -971,6 +961,66 @@ public final class SlabAllocator implements AutoCloseable {
             ids[tc.id] = null;
             byId = ids;
             freeIds.add(tc.id);
+        }
+    }
+
+    /**
+     * Returns every object {@code tc} caches (both magazines of every size class) to its slab and
+     * unfreezes its slabs. Called by the reaper for a thread that ended, or by {@code tc}'s own thread.
+     */
+    private void giveBackAll(final ThreadCache tc, final ThreadCache me) {
+        for (int cls = 0; cls < caches.length; cls++) {
+            final SlabCache c = caches[cls];
+            c.lock.lock();
+            try {
+                final Slab s = tc.current[cls];
+                if (s != null) {
+                    tc.current[cls] = null;
+                    c.unfreezeLocked(s);
+                }
+                c.flushLocked(tc.loaded[cls], me);
+                c.flushLocked(tc.previous[cls], me);
+            } finally {
+                c.lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * A request this allocator does not serve is about to take the JDK's own path. When it would not
+     * fit under {@code MaxDirectMemorySize} now, give back what kmem4j caches first (the caller's own
+     * magazines and frozen slabs, every depot and spare slab, every empty chunk), so that the JDK's
+     * reservation, which reclaims only with GC, can use that memory (C1: without this, a program that had
+     * freed everything got an {@code OutOfMemoryError} the JDK alone did not throw). Costs one
+     * try-reservation (a CAS on the JDK's counter) per fallback; nothing unless the budget is short.
+     */
+    private void relieveBudgetFor(final int capacity) {
+        try {
+            if (JdkInternals.tryReserveDirectMemory(capacity)) {
+                JdkInternals.unreserveDirectMemory(capacity);
+                return;
+            }
+            final ThreadCache tc = threadCache();
+            if (tc.busy) {
+                return;
+            }
+            final Events.BudgetPressure event = new Events.BudgetPressure();
+            event.begin();
+            event.cache = "(above the largest size class)";
+            tc.busy = true;
+            try {
+                if (tc.kind == ThreadCache.CACHING) {
+                    tc.flushOutgoing();
+                    absorbRemoteFrees(tc);
+                    giveBackAll(tc, tc);
+                }
+                event.releasedBytes = trim();
+            } finally {
+                tc.busy = false;
+                event.commit();
+            }
+        } catch (final Throwable t) {
+            hookFailures.increment(); // never in the way of the JDK's own path
         }
     }
 

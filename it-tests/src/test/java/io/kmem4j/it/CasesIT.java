@@ -26,6 +26,7 @@ class CasesIT {
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(60);
 
     private static final String LIMIT_APP = "io.kmem4j.it.apps.DirectLimitApp";
+    private static final String CACHED_APP = "io.kmem4j.it.apps.CachedThenLargeApp";
     private static final String ACCOUNT_APP = "io.kmem4j.it.apps.DirectAccountApp";
     private static final String TEMP_APP = "io.kmem4j.it.apps.TempBufferApp";
     private static final String VIEW_APP = "io.kmem4j.it.apps.LiveViewApp";
@@ -183,6 +184,34 @@ class CasesIT {
                 + "; message: " + message(agent, "c1b: plain message=") + "; counters before "
                 + line(agent, "c1b: counters-before ").substring("c1b: counters-before ".length())
                 + "; " + line(agent, "c1b: released=").substring(5));
+    }
+
+    // ---------------------------------------------------------------- C1 (c)
+
+    /**
+     * Memory released into kmem4j's caches must not be lost to the JDK's own path: 900 buffers of
+     * 60,000 bytes (54 MB in the 64 KiB class, under a 64 MiB limit) allocated and released, then 32
+     * buffers of 1 MiB (above the largest size class: the JDK allocates them). The JDK alone completes;
+     * with the agent, until this test, the second loop failed after 31 of 40 (80 MiB limit) because the
+     * released memory stayed in magazines and depots where the JDK's GC-driven reclaim cannot reach it.
+     * Mode {@code same}: one thread does both; {@code other}: a second, still living thread released.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.kmem4j.it.TestJdks#all")
+    void c1cMemoryCachedByKmem4jServesTheJdksOwnPath(Jdk jdk) {
+        for (String mode : List.of("same", "other")) {
+            AppRun plain = AppRun.run(jdk, "c1c-plain-" + mode + "-" + jdk.label(), List.of(MAX_DIRECT_64M), cp(),
+                    CACHED_APP, RUN_TIMEOUT, mode);
+            AppRun agent = AppRun.run(jdk, "c1c-agent-" + mode + "-" + jdk.label(),
+                    List.of(MAX_DIRECT_64M, AppRun.javaagent("summary=true")), cp(), CACHED_APP, RUN_TIMEOUT, mode);
+            assertThat(plain.stdoutLine("c1c: ")).as("the JDK alone (%s)\n%s", mode, plain.description())
+                    .hasValue("c1c: ok large=32");
+            assertThat(agent.stdoutLine("c1c: ")).as("with the agent (%s)\n%s", mode, agent.description())
+                    .hasValue("c1c: ok large=32");
+            assertThat(agent.summaryCounters().get("fallbacks")).as("the 1 MiB requests went to the JDK")
+                    .isEqualTo("32");
+            log("C1c", jdk, mode + ": " + agent.summaryCounters());
+        }
     }
 
     // ---------------------------------------------------------------- C2
