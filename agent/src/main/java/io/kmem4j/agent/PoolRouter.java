@@ -79,7 +79,9 @@ final class PoolRouter {
                 return notOwned(buffer);
             }
             explicit = allocator.isExplicit(buffer);
-            allocator.free(buffer);
+            if (!allocator.freeOnce(buffer)) {
+                return true; // a racing release took it back first: counted as a double free, body skipped
+            }
         } catch (final IllegalArgumentException e) {
             throw e;
         } catch (final Throwable t) {
