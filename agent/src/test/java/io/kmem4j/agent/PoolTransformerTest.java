@@ -346,6 +346,29 @@ class PoolTransformerTest {
         assertThat(router.resizesPassed.sum()).isEqualTo(1);
     }
 
+    /**
+     * After the agent's shutdown hook (application shutdown hooks still run pool code) no path takes
+     * memory from kmem4j: a resize of a kmem4j buffer to a size kmem4j serves runs the pool's own body
+     * (review finding: it was still served from the slabs), and kmem4j's buffers still come back.
+     */
+    @Test
+    void afterShutdownResizesAndAllocationsAreThePoolsOwnAndReleasesStillComeBack() throws Throwable {
+        final Class<?> pool = unsafeStylePool();
+        final ByteBuffer b = (ByteBuffer) call(pool, "allocate", 100L);
+        final ByteBuffer kept = (ByteBuffer) call(pool, "allocate", 100L);
+        b.put(0, (byte) 42);
+        router.stopAllocating(bridge);
+
+        final ByteBuffer fresh = (ByteBuffer) call(pool, "allocate", 100L);
+        assertThat(allocator.ownsMemoryOf(fresh)).isFalse();
+        final ByteBuffer grown = (ByteBuffer) call(pool, "resize", b, 200);
+        assertThat(allocator.ownsMemoryOf(grown)).as("the resized buffer is the pool's own").isFalse();
+        assertThat(staticCounter(pool, "OWN_RESIZES")).isEqualTo(1);
+        assertThat(grown.get(0)).as("contents kept").isEqualTo((byte) 42);
+        call(pool, "free", kept);
+        assertThat(allocator.stats().liveBuffers()).as("both kmem4j buffers came back").isZero();
+    }
+
     // ---------------------------------------------------------------- pools that do not fit
 
     @Test
