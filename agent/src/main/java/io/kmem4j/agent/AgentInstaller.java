@@ -110,7 +110,7 @@ public final class AgentInstaller {
         }
         final PoolsView pools = installPools(inst, members, allocator, config);
         Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown",
-            () -> shutdown(members, interceptor, allocator, config)));
+            () -> shutdown(members, interceptor, pools == null ? null : pools.router(), allocator, config)));
         startJmx(allocator, config.effective, interceptor, pools);
         final long t4 = System.nanoTime();
         log.debug("installed in {} ms: configuration and logging {} ms, java.base access and bridge {} ms,"
@@ -196,13 +196,15 @@ public final class AgentInstaller {
     }
 
     private static void shutdown(final BootstrapBridge.Members members, final Interceptor interceptor,
-                                 final SlabAllocator allocator, final AgentConfig config) {
+                                 final PoolRouter router, final SlabAllocator allocator, final AgentConfig config) {
         try {
             if (members.allocator.get(null) == interceptor) {
                 members.allocator.set(null, null); // later allocations (other shutdown hooks) go to the JDK
-                // and so do later pool allocations; pool releases and resizes stay: buffers kmem4j
-                // handed to a pool must still come back to kmem4j, never reach the pool's own free
-                members.explicit.set(null, null);
+                // and so do later pool allocations and resizes; pool releases and resizes of kmem4j's
+                // buffers stay: they must still come back to kmem4j, never reach the pool's own free
+                if (router != null) {
+                    router.stopAllocating(members);
+                }
             }
             if (config.summary) {
                 System.err.print(Summary.format(allocator.stats()));

@@ -28,8 +28,21 @@ final class PoolRouter {
     final LongAdder resizes = new LongAdder();
     final LongAdder resizesPassed = new LongAdder();
 
+    /** Set at agent shutdown: no more allocations from kmem4j, on any path (releases still come back). */
+    private volatile boolean stopped;
+
     PoolRouter(final SlabAllocator allocator) {
         this.allocator = allocator;
+    }
+
+    /**
+     * Agent shutdown: pool allocations and resizes no longer take memory from kmem4j (the pool's own
+     * code allocates, as after {@code Kmem4jBridge.explicit} is cleared); releases and resizes of
+     * kmem4j's buffers still give them back. Threads: any (the shutdown hook).
+     */
+    void stopAllocating(final BootstrapBridge.Members bridge) throws IllegalAccessException {
+        stopped = true;
+        bridge.explicit.set(null, null);
     }
 
     long failures() {
@@ -47,7 +60,7 @@ final class PoolRouter {
     /** {@code Kmem4jBridge.explicit}: an explicit buffer of {@code size} bytes, or {@code null} for the pool's own. */
     ByteBuffer allocate(final long size) {
         ByteBuffer b = null;
-        if (size >= 0 && size <= Integer.MAX_VALUE && !(Thread.currentThread() instanceof AgentThread)) {
+        if (size >= 0 && size <= Integer.MAX_VALUE && !stopped && !(Thread.currentThread() instanceof AgentThread)) {
             try {
                 b = allocator.tryAllocateExplicit((int) size);
             } catch (final Throwable t) {
@@ -79,7 +92,9 @@ final class PoolRouter {
                 return notOwned(buffer);
             }
             explicit = allocator.isExplicit(buffer);
-            allocator.free(buffer);
+            if (!allocator.freeOnce(buffer)) {
+                return true; // a racing release took it back first: counted as a double free, body skipped
+            }
         } catch (final IllegalArgumentException e) {
             throw e;
         } catch (final Throwable t) {

@@ -17,6 +17,11 @@ public final class PoolsView implements PoolsMXBean {
         this.pools = pools.stream().map(p -> p.name + "=" + p.members).collect(Collectors.joining("; "));
     }
 
+    /** The router behind the bean (the agent's shutdown hook stops its allocations). */
+    PoolRouter router() {
+        return router;
+    }
+
     @Override
     public long getPoolAllocations() {
         return router.allocations.sum();

@@ -222,6 +222,60 @@ class PoolTransformerTest {
         assertThat(allocator.stats().doubleFrees()).isEqualTo(1);
     }
 
+    /**
+     * Two threads release the same explicit buffers at the same moment through a {@code +original}
+     * release: only the release that took the buffer back may run the pool's body, so the pool's byte
+     * counter stays exact (review finding: the loser of the race, counted as a double free, ran the
+     * body a second time and decremented the counter twice).
+     */
+    @Test
+    void racingPlusOriginalReleasesRunThePoolsBodyOncePerBuffer() throws Throwable {
+        final Class<?> pool = unsafeStylePool();
+        final Method allocate = pool.getMethod("allocate", long.class);
+        final Method free = pool.getMethod("free", ByteBuffer.class);
+        final int rounds = 1000; // a race is lost about once per 40,000 releases before the fix
+        final ByteBuffer[] buffers = new ByteBuffer[256];
+        final java.util.concurrent.CyclicBarrier barrier = new java.util.concurrent.CyclicBarrier(2);
+        final java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        final Runnable racer = () -> {
+            try {
+                for (int r = 0; r < rounds; r++) {
+                    barrier.await(); // buffers filled
+                    for (final ByteBuffer b : buffers) {
+                        free.invoke(null, b);
+                    }
+                    barrier.await(); // both done
+                }
+            } catch (final Throwable t) {
+                failure.compareAndSet(null, t);
+                barrier.reset();
+            }
+        };
+        final Thread other = new Thread(racer, "racing-release");
+        other.start();
+        for (int r = 0; r < rounds && failure.get() == null; r++) {
+            for (int i = 0; i < buffers.length; i++) {
+                buffers[i] = (ByteBuffer) allocate.invoke(null, 64L);
+            }
+            try {
+                barrier.await();
+                for (final ByteBuffer b : buffers) {
+                    free.invoke(null, b);
+                }
+                barrier.await();
+            } catch (final java.util.concurrent.BrokenBarrierException e) {
+                break;
+            }
+        }
+        other.join();
+        assertThat(failure.get()).isNull();
+        final long released = (long) rounds * buffers.length;
+        assertThat(allocator.stats().explicitFrees()).isEqualTo(released);
+        assertThat(allocator.stats().doubleFrees()).as("each racing second release counted").isEqualTo(released);
+        assertThat(staticCounter(pool, "OWN_FREES")).as("the body ran once per buffer").isEqualTo(released);
+        assertThat(staticCounter(pool, "COUNTER")).isEqualTo(-64 * released);
+    }
+
     @Test
     void plusOriginalNeverRunsThePoolsBodyOnATrackedKmem4jBufferOrAView() throws Throwable {
         final Class<?> pool = unsafeStylePool();
@@ -290,6 +344,29 @@ class PoolTransformerTest {
         call(pool, "resize", foreign, 20);
         assertThat(staticCounter(pool, "OWN_RESIZES")).as("a foreign buffer is resized by the pool").isEqualTo(2);
         assertThat(router.resizesPassed.sum()).isEqualTo(1);
+    }
+
+    /**
+     * After the agent's shutdown hook (application shutdown hooks still run pool code) no path takes
+     * memory from kmem4j: a resize of a kmem4j buffer to a size kmem4j serves runs the pool's own body
+     * (review finding: it was still served from the slabs), and kmem4j's buffers still come back.
+     */
+    @Test
+    void afterShutdownResizesAndAllocationsAreThePoolsOwnAndReleasesStillComeBack() throws Throwable {
+        final Class<?> pool = unsafeStylePool();
+        final ByteBuffer b = (ByteBuffer) call(pool, "allocate", 100L);
+        final ByteBuffer kept = (ByteBuffer) call(pool, "allocate", 100L);
+        b.put(0, (byte) 42);
+        router.stopAllocating(bridge);
+
+        final ByteBuffer fresh = (ByteBuffer) call(pool, "allocate", 100L);
+        assertThat(allocator.ownsMemoryOf(fresh)).isFalse();
+        final ByteBuffer grown = (ByteBuffer) call(pool, "resize", b, 200);
+        assertThat(allocator.ownsMemoryOf(grown)).as("the resized buffer is the pool's own").isFalse();
+        assertThat(staticCounter(pool, "OWN_RESIZES")).isEqualTo(1);
+        assertThat(grown.get(0)).as("contents kept").isEqualTo((byte) 42);
+        call(pool, "free", kept);
+        assertThat(allocator.stats().liveBuffers()).as("both kmem4j buffers came back").isZero();
     }
 
     // ---------------------------------------------------------------- pools that do not fit

@@ -587,6 +587,21 @@ public final class SlabAllocator implements AutoCloseable {
      *         allocator: ..."} for a foreign buffer that has no cleaner (nothing is changed)
      */
     public void free(final ByteBuffer buffer) {
+        freeOnce(buffer);
+    }
+
+    /**
+     * {@link #free(ByteBuffer)}, telling the caller whether this call was the release: a buffer
+     * pool's code that must run once per buffer (a byte counter) runs only on {@code true}.
+     * Threads: any; of two racing releases of one explicit buffer exactly one gets {@code true}.
+     *
+     * @param buffer a root direct buffer
+     * @return {@code false} when the explicit buffer was already released (counted in
+     *         {@link AllocatorStats#doubleFrees()}, nothing changed); {@code true} otherwise (its
+     *         block went back, or the buffer's JDK cleaner was invoked, which runs at most once)
+     * @throws IllegalArgumentException as {@link #free(ByteBuffer)}
+     */
+    public boolean freeOnce(final ByteBuffer buffer) {
         Objects.requireNonNull(buffer, "buffer");
         if (!buffer.isDirect() || !JdkInternals.isDirectByteBuffer(buffer)) {
             throw new IllegalArgumentException("not a direct buffer: " + buffer);
@@ -596,25 +611,25 @@ public final class SlabAllocator implements AutoCloseable {
         }
         if (JdkInternals.cleaner(buffer) != null) {
             UnsafeApi.invokeCleaner(buffer);
-            return;
+            return true;
         }
         final long address = UnsafeApi.getLongVolatile(buffer, ADDRESS_OFFSET);
         if (address == 0) {
             explicitDoubleFrees.increment(); // already freed: its address was cleared
-            return;
+            return false;
         }
         final Chunk c = pages.map.find(address);
         final Slab s = c == null ? null : c.slabs[c.pageOf(address)];
         if (s == null || !s.mayBeHandedOut(address, buffer.capacity(), classes)) {
             if (UnsafeApi.getLongVolatile(buffer, ADDRESS_OFFSET) == 0) {
                 explicitDoubleFrees.increment(); // a racing free won, and its block is back in its slab already
-                return;
+                return false;
             }
             throw new IllegalArgumentException("not a buffer of this allocator: " + buffer);
         }
         if (!UnsafeApi.compareAndSetLong(buffer, ADDRESS_OFFSET, address, 0L)) {
             explicitDoubleFrees.increment(); // a racing free won
-            return;
+            return false;
         }
         if (leakDetector != null) {
             leakDetector.untrack(address);
@@ -623,6 +638,7 @@ public final class SlabAllocator implements AutoCloseable {
             sampler.releasedExplicit(address, buffer.capacity());
         }
         release(address, buffer.capacity(), c);
+        return true;
     }
 
     /**

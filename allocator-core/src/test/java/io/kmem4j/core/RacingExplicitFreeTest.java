@@ -21,6 +21,20 @@ import org.junit.jupiter.api.Test;
  */
 class RacingExplicitFreeTest {
     @Test
+    void freeOnceTellsWhetherThisCallReleasedTheBuffer() {
+        final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.defaults());
+        try {
+            final ByteBuffer explicit = a.allocateExplicit(100);
+            assertThat(a.freeOnce(explicit)).isTrue();
+            assertThat(a.freeOnce(explicit)).as("already released").isFalse();
+            assertThat(a.stats().doubleFrees()).isEqualTo(1);
+            assertThat(a.freeOnce(a.allocate(100))).as("a tracked buffer: its cleaner was invoked").isTrue();
+        } finally {
+            a.close();
+        }
+    }
+
+    @Test
     void aRacingSecondFreeIsCountedEvenWhenTheBlockIsAlreadyBackInItsSlab() throws Exception {
         final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().magazineRounds(1).depotMagazines(0)
             .reapIntervalMillis(60_000).build());
