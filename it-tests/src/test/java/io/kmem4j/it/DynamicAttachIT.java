@@ -82,6 +82,8 @@ class DynamicAttachIT {
             assertThat(exit).as("exit code of the attach command\n%s", cli.describe()).isNotZero();
             assertThat(String.join("\n", cli.stderrLines())).as("the attach command's reason\n%s", cli.describe())
                     .contains("EnableDynamicAgentLoading");
+            assertThat(cli.stderrLines()).as("one line, no stack trace\n%s", cli.describe())
+                    .hasSize(1).noneMatch(l -> l.startsWith("\tat ") || l.contains("Exception in thread"));
             command(app, "new", "attach-app: new allocated=");
             command(app, "check", "attach-app: check ok old=16 new=16");
             try (JmxClient jmx = JmxClient.attach(app.pid(), app + " on " + jdk, CLI_TIMEOUT)) {

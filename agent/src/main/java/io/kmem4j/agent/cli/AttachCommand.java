@@ -46,7 +46,15 @@ final class AttachCommand implements Callable<Integer> {
             return 1;
         }
         try {
-            vm.loadAgent(jar, options);
+            try {
+                vm.loadAgent(jar, options);
+            } catch (final com.sun.tools.attach.AgentLoadException | com.sun.tools.attach.AgentInitializationException
+                           | java.io.IOException e) {
+                // one line, no stack trace: the target refused (e.g. -XX:-EnableDynamicAgentLoading) or failed
+                System.err.println("kmem4j: pid " + pid + " did not load the agent: " + e.getMessage()
+                    + " (the target runs on unchanged; see README, Attaching)");
+                return 1;
+            }
             final String address = vm.startLocalManagementAgent();
             try (JMXConnector connector = JMXConnectorFactory.connect(new JMXServiceURL(address))) {
                 final MBeanServerConnection server = connector.getMBeanServerConnection();
