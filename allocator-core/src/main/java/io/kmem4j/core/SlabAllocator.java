@@ -847,6 +847,11 @@ public final class SlabAllocator implements AutoCloseable {
 
     // ------------------------------------------------------------------------------- threads
 
+    /** @return the cache of size class {@code cls}. */
+    SlabCache cache(final int cls) {
+        return caches[cls];
+    }
+
     private ThreadCache threadCache() {
         final ThreadCache tc = local.get();
         return tc != null ? tc : attach(Thread.currentThread());
@@ -928,7 +933,7 @@ public final class SlabAllocator implements AutoCloseable {
      *       (the working set's depots stay warm).</li>
      * </ul>
      * Magazines of live threads are their owners' alone and stay as they are (at most
-     * {@code 2 * magazineRounds} objects per size class and thread).
+     * {@code 2 * magazineRounds} objects per size class and thread, fewer above 4 KiB).
      * Serialised: a caller returns only after any reap in progress (the reaper thread's) is done.
      */
     synchronized void reap() {

@@ -69,7 +69,10 @@ public final class SlabAllocatorConfig {
         return minCapacityBytes;
     }
 
-    /** @return objects per magazine, M (default 32; Bonwick, seed 002). */
+    /**
+     * @return objects per magazine, M (default 32; Bonwick, seed 002); caches of objects above 4 KiB use
+     *         at most 8, above 128 KiB 1 (see {@code SlabCache.magazineRounds})
+     */
     public int magazineRounds() {
         return magazineRounds;
     }

@@ -83,7 +83,6 @@ final class ThreadCache {
         this.thread = thread;
         this.kind = kind;
         final int classes = allocator.classes.count();
-        final int rounds = allocator.config.magazineRounds();
         this.loaded = new Magazine[classes];
         this.previous = new Magazine[classes];
         this.current = new Slab[classes];
@@ -91,6 +90,7 @@ final class ThreadCache {
         this.stats = new long[SCALARS + classes * CLASS_STRIDE];
         if (kind == CACHING) {
             for (int c = 0; c < classes; c++) {
+                final int rounds = allocator.cache(c).magazineRounds;
                 loaded[c] = new Magazine(rounds);
                 previous[c] = new Magazine(rounds);
             }

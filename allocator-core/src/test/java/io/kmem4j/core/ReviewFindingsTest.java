@@ -112,12 +112,12 @@ class ReviewFindingsTest {
             while (!(tc.loaded[cls].isFull() && tc.previous[cls].isFull())) {
                 a.free(live.remove(live.size() - 1));
             }
-            final Field rounds = field(SlabAllocatorConfig.class, "magazineRounds");
-            rounds.setInt(a.config, -1); // stands in for OutOfMemoryError in `new Magazine(rounds)`
+            final Field rounds = field(SlabCache.class, "magazineRounds"); // the cache's magazine capacity
+            rounds.setInt(caches(a)[cls], -1); // stands in for OutOfMemoryError in `new Magazine(rounds)`
             try {
                 a.free(live.remove(live.size() - 1));
             } finally {
-                rounds.setInt(a.config, 4);
+                rounds.setInt(caches(a)[cls], 4);
             }
             assertThat(a.stats().hookFailures()).as("precondition: the injected failure hit freeSlow").isEqualTo(1);
             final SlabCache cache = caches(a)[cls];
