@@ -5,6 +5,7 @@ import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.nio.ByteBuffer;
+import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import java.util.function.IntFunction;
 import java.util.function.LongFunction;
@@ -27,6 +28,7 @@ import net.bytebuddy.jar.asm.Type;
  *       public static volatile Predicate release;      // pool release: kmem4j's buffer released now -> true (skip the body)
  *       public static volatile Predicate releaseThenOriginal; // the same for +original releases (see PoolReleaseAdvice)
  *       public static volatile BiFunction resize;      // pool resize: (ByteBuffer, Long) -> see PoolResizeAdvice
+ *       public static volatile BiConsumer resized;     // pool resize done: (what resize answered, the body's result or null)
  *       public static ByteBuffer allocateDirectJdk(int capacity) { return new DirectByteBuffer(capacity); }
  *   }
  * </pre>
@@ -44,6 +46,7 @@ final class BootstrapBridge {
     static final String RELEASE = "release";
     static final String RELEASE_THEN_ORIGINAL = "releaseThenOriginal";
     static final String RESIZE = "resize";
+    static final String RESIZED = "resized";
     static final String JDK_ALLOCATE = "allocateDirectJdk";
 
     /** The bridge's members, resolved and shape-checked. */
@@ -53,6 +56,7 @@ final class BootstrapBridge {
         final Field release;
         final Field releaseThenOriginal;
         final Field resize;
+        final Field resized;
         final Method allocateDirectJdk;
 
         private Members(final Class<?> bridge) throws ReflectiveOperationException {
@@ -61,6 +65,7 @@ final class BootstrapBridge {
             release = field(bridge, RELEASE, Predicate.class);
             releaseThenOriginal = field(bridge, RELEASE_THEN_ORIGINAL, Predicate.class);
             resize = field(bridge, RESIZE, BiFunction.class);
+            resized = field(bridge, RESIZED, BiConsumer.class);
             allocateDirectJdk = bridge.getMethod(JDK_ALLOCATE, int.class);
         }
 
@@ -91,6 +96,7 @@ final class BootstrapBridge {
         cw.visitField(psv, RELEASE, Type.getDescriptor(Predicate.class), null, null).visitEnd();
         cw.visitField(psv, RELEASE_THEN_ORIGINAL, Type.getDescriptor(Predicate.class), null, null).visitEnd();
         cw.visitField(psv, RESIZE, Type.getDescriptor(BiFunction.class), null, null).visitEnd();
+        cw.visitField(psv, RESIZED, Type.getDescriptor(BiConsumer.class), null, null).visitEnd();
         final MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, JDK_ALLOCATE,
             "(I)Ljava/nio/ByteBuffer;", null, null);
         mv.visitCode();

@@ -43,4 +43,10 @@ final class PoolHooks {
     @Target(ElementType.PARAMETER)
     @interface Resize {
     }
+
+    /** {@code java.nio.Kmem4jBridge.resized}. */
+    @Retention(RetentionPolicy.RUNTIME)
+    @Target(ElementType.PARAMETER)
+    @interface Resized {
+    }
 }

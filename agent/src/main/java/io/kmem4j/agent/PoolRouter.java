@@ -53,7 +53,8 @@ final class PoolRouter {
     void connect(final BootstrapBridge.Members bridge) throws IllegalAccessException {
         bridge.release.set(null, (java.util.function.Predicate<ByteBuffer>) this::release);
         bridge.releaseThenOriginal.set(null, (java.util.function.Predicate<ByteBuffer>) this::releaseThenOriginal);
-        bridge.resize.set(null, (java.util.function.BiFunction<ByteBuffer, Long, ByteBuffer>) this::resize);
+        bridge.resize.set(null, (java.util.function.BiFunction<ByteBuffer, Long, Object>) this::resize);
+        bridge.resized.set(null, (java.util.function.BiConsumer<Object, ByteBuffer>) this::resized);
         bridge.explicit.set(null, (java.util.function.LongFunction<ByteBuffer>) this::allocate);
     }
 
@@ -119,16 +120,16 @@ final class PoolRouter {
     }
 
     /**
-     * {@code Kmem4jBridge.resize} (see {@link PoolResizeAdvice}): a direct buffer (served), a heap
-     * buffer holding the old contents (kmem4j's block released; the pool's body allocates), or
-     * {@code null} (not kmem4j's buffer).
+     * {@code Kmem4jBridge.resize} (see {@link PoolResizeAdvice}): a direct buffer (served), a
+     * {@link Detached} token (kmem4j's old buffer detached; the pool's body allocates, then
+     * {@link #resized} finishes), or {@code null} (not kmem4j's buffer).
      */
-    ByteBuffer resize(final ByteBuffer old, final Long size) {
+    Object resize(final ByteBuffer old, final Long size) {
         if (old == null || !old.isDirect()) {
             resizesPassed.increment();
             return null;
         }
-        final ByteBuffer saved;
+        final long address;
         try {
             if (!allocator.owns(old)) {
                 if (allocator.ownsMemoryOf(old)) {
@@ -148,15 +149,52 @@ final class PoolRouter {
                 throw new IllegalArgumentException("a buffer with a cleaner cannot be resized by a pool's resize"
                     + " method to a size kmem4j does not serve: " + old);
             }
-            saved = ByteBuffer.allocate(old.capacity()).put(0, old, 0, old.capacity());
-            allocator.free(old);
+            address = allocator.detach(old);
         } catch (final IllegalArgumentException e) {
             throw e;
         } catch (final Throwable t) {
             failures.record("pool resize of " + old, "the pool's own resize", t);
             return null;
         }
+        if (address == 0) {
+            resizesPassed.increment(); // released already (or by a racing caller): the body sees address 0
+            return null;
+        }
         resizes.increment();
-        return saved;
+        return new Detached(old, address);
+    }
+
+    /**
+     * {@code Kmem4jBridge.resized}: the pool's resize body ran on a {@link Detached} buffer. The old
+     * buffer gets its block back; when the body returned a buffer, the old contents are copied into
+     * it and the old block is released; when it returned {@code null} or threw ({@code result} is
+     * {@code null}) the old buffer stays the caller's, valid with its contents (realloc semantics).
+     */
+    void resized(final Object pending, final ByteBuffer result) {
+        final Detached d = (Detached) pending;
+        try {
+            allocator.reattach(d.old, d.address);
+            if (result == null || result == d.old) {
+                return;
+            }
+            try {
+                result.put(0, d.old, 0, Math.min(d.old.capacity(), result.capacity()));
+            } finally {
+                allocator.free(d.old);
+            }
+        } catch (final Throwable t) {
+            failures.record("end of the pool resize of " + d.old, "the pool's own result", t);
+        }
+    }
+
+    /** A kmem4j buffer whose block is detached while a pool's resize body runs (see {@link #resized}). */
+    static final class Detached {
+        final ByteBuffer old;
+        final long address;
+
+        Detached(final ByteBuffer old, final long address) {
+            this.old = old;
+            this.address = address;
+        }
     }
 }

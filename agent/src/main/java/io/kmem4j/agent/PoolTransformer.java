@@ -7,8 +7,10 @@ import java.security.ProtectionDomain;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -37,7 +39,8 @@ import org.slf4j.Logger;
  * </ul>
  * A pool is checked as a whole ({@link PoolShape}) from class files, the first time one of its classes
  * is seen in a class loader, before any of its methods is rewritten: it is rewritten in that loader
- * only when every member fits, so kmem4j's buffers never reach a release method left as written.
+ * only when every member fits and no ancestor loader sees only part of its classes
+ * ({@link #splitBetweenLoaders}), so kmem4j's buffers never reach a release method left as written.
  * For every other class a load costs one hash lookup and a prefix test per exclusion.
  *
  * <p>Threads: {@link #transform} runs on whichever thread loads or retransforms a class.
@@ -185,25 +188,58 @@ final class PoolTransformer implements ClassFileTransformer {
                 return known;
             }
             final PoolShape.Result r = PoolShape.check(pool, types);
-            decided.put(loader, r.fits());
-            if (r.fits()) {
+            final String problem = r.fits() ? splitBetweenLoaders(pool, loader) : r.problem;
+            final boolean fit = problem == null;
+            decided.put(loader, fit);
+            if (fit) {
                 log().debug("pool {} is served by kmem4j in class loader {}", pool, loader);
             } else {
                 poolsLeftAlone.increment();
                 if (pool.quiet) {
-                    log().debug("pool {} does not fit in class loader {} and is left alone: {}", pool, loader, r.problem);
+                    log().debug("pool {} does not fit in class loader {} and is left alone: {}", pool, loader, problem);
                 } else {
-                    log().warn("pool {} is left alone (class loader {}): {}", pool, loader, r.problem);
+                    log().warn("pool {} is left alone (class loader {}): {}", pool, loader, problem);
                 }
             }
-            return r.fits();
+            return fit;
         }
+    }
+
+    /**
+     * A pool whose classes {@code loader} sees all but one of its ancestors sees only some of: the
+     * ancestor defines those (parent first), finds the pool incomplete and leaves them as written, so
+     * rewriting the others in {@code loader} would hand kmem4j's buffers to a release method never
+     * rewritten (its {@code Unsafe.freeMemory} on slab memory aborts the JVM). An ancestor that sees
+     * all of them or none is fine (it rewrites the pool itself, or {@code loader} defines every class).
+     * Only the parent chain is examined: a loader delegating elsewhere (OSGi) is not detected.
+     *
+     * @return why the pool is split, or {@code null}
+     */
+    static String splitBetweenLoaders(final PoolSpec pool, final ClassLoader loader) {
+        final Set<String> classes = new LinkedHashSet<>();
+        for (final PoolMember m : pool.members) {
+            classes.add(m.className);
+        }
+        for (ClassLoader p = loader == null ? null : loader.getParent(); p != null; p = p.getParent()) {
+            final List<String> seen = new ArrayList<>();
+            final List<String> unseen = new ArrayList<>();
+            for (final String c : classes) {
+                (p.getResource(c.replace('.', '/') + ".class") != null ? seen : unseen).add(c);
+            }
+            if (!seen.isEmpty() && !unseen.isEmpty()) {
+                return "its classes are split between class loaders: " + seen + " resolve through the parent loader "
+                    + p + " (which sees no " + unseen + " and leaves the pool as written), " + unseen
+                    + " only through " + loader + "; the classes of one pool must all be loaded by one class loader";
+            }
+        }
+        return null;
     }
 
     private AsmVisitorWrapper advice(final PoolShape.Fitted f) {
         Advice.WithCustomMapping mapping = Advice.withCustomMapping()
             .bind(PoolHooks.Explicit.class, bridge.explicit)
             .bind(PoolHooks.Resize.class, bridge.resize)
+            .bind(PoolHooks.Resized.class, bridge.resized)
             .bind(PoolHooks.Release.class, f.member.thenOriginal ? bridge.releaseThenOriginal : bridge.release);
         final Class<?> adviceClass;
         switch (f.role) {

@@ -47,7 +47,7 @@ class PoolTransformerTest {
     @AfterEach
     void tearDown() throws Exception {
         for (final java.lang.reflect.Field f : List.of(bridge.explicit, bridge.release, bridge.releaseThenOriginal,
-            bridge.resize)) {
+            bridge.resize, bridge.resized)) {
             f.set(null, null);
         }
         allocator.close();
@@ -347,6 +347,35 @@ class PoolTransformerTest {
     }
 
     /**
+     * A resize body that throws (its own size limit, an {@code OutOfMemoryError} from
+     * {@code Unsafe.reallocateMemory}) leaves the caller holding the old buffer: it must still be valid,
+     * with its contents, and still kmem4j's (review finding: kmem4j had already released its block and
+     * cleared its address, so the next access crashed the JVM).
+     */
+    @Test
+    void aResizeBodyThatThrowsLeavesTheOldBufferValidWithItsContents() throws Throwable {
+        final Class<?> pool = unsafeStylePool();
+        final ByteBuffer b = (ByteBuffer) call(pool, "allocate", 1000L);
+        b.put(0, "kmem4j".getBytes(StandardCharsets.US_ASCII));
+        final int overLimit = (int) pool.getField("RESIZE_LIMIT").getLong(null) + 1;
+        assertThatThrownBy(() -> call(pool, "resize", b, overLimit)).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("pool limit");
+        assertThat(staticCounter(pool, "OWN_RESIZES")).as("the pool's own body ran").isEqualTo(1);
+        assertThat(org.agrona.BufferUtil.address(b)).as("the old buffer has its address (checked before reading)")
+            .isNotZero();
+        final byte[] head = new byte[6];
+        b.get(0, head);
+        assertThat(new String(head, StandardCharsets.US_ASCII)).isEqualTo("kmem4j");
+        assertThat(allocator.isExplicit(b)).isTrue();
+        assertThat(allocator.stats().liveBuffers()).as("its block is still taken").isEqualTo(1);
+
+        call(pool, "free", b);
+        assertThat(allocator.stats().liveBuffers()).isZero();
+        assertThat(allocator.stats().explicitFrees()).isEqualTo(1);
+        assertThat(allocator.stats().doubleFrees()).isZero();
+    }
+
+    /**
      * After the agent's shutdown hook (application shutdown hooks still run pool code) no path takes
      * memory from kmem4j: a resize of a kmem4j buffer to a size kmem4j serves runs the pool's own body
      * (review finding: it was still served from the slabs), and kmem4j's buffers still come back.
@@ -396,6 +425,66 @@ class PoolTransformerTest {
             assertThat(allocator.ownsMemoryOf((ByteBuffer) call(pool, "take", 64))).as(pools).isFalse();
             assertThat(l.transformer.poolsLeftAlone.sum()).as(pools).isEqualTo(1);
         }
+    }
+
+    /** Defines only the classes it is given (from the test's class path), each through {@code transformer}. */
+    static final class ListedLoader extends ClassLoader {
+        private final PoolTransformer transformer;
+        private final List<String> classes;
+
+        ListedLoader(final String name, final ClassLoader parent, final PoolTransformer transformer,
+                     final String... classes) {
+            super(name, parent);
+            this.transformer = transformer;
+            this.classes = List.of(classes);
+        }
+
+        @Override
+        protected Class<?> findClass(final String name) throws ClassNotFoundException {
+            if (!classes.contains(name)) {
+                throw new ClassNotFoundException(name);
+            }
+            final byte[] original = RewritingLoader.bytes(name);
+            final byte[] rewritten = transformer.transform(null, this, name.replace('.', '/'), null, null, original);
+            final byte[] b = rewritten != null ? rewritten : original;
+            return defineClass(name, b, 0, b.length);
+        }
+
+        @Override
+        protected java.net.URL findResource(final String name) {
+            return classes.contains(name.replace('/', '.').replaceFirst("\\.class$", ""))
+                ? PoolTransformerTest.class.getClassLoader().getResource(name) : null;
+        }
+    }
+
+    /**
+     * A pool whose release class is the application's and whose allocation class is a child loader's
+     * (a plug-in): the application loader leaves the pool alone (it sees no allocation class), so the
+     * child must too, whichever class loads first (review finding: the child rewrote the allocation and
+     * kmem4j's buffers reached the release left as written, whose {@code Unsafe.freeMemory} aborts).
+     */
+    @Test
+    void aPoolSplitBetweenAParentAndAChildLoaderIsLeftAloneInBoth() throws Throwable {
+        final String taker = FIX + "SplitTaker";
+        final String releaser = FIX + "SplitReleaser";
+        for (final boolean releaseFirst : new boolean[] {true, false}) {
+            final PoolTransformer t = new PoolTransformer(bridge, PoolSpec.parsePools(taker + "#take(int)/" + releaser
+                + "#give(java.nio.ByteBuffer)"), List.of());
+            final ListedLoader app = new ListedLoader("app", ClassLoader.getPlatformClassLoader(), t, releaser);
+            final ListedLoader plugin = new ListedLoader("plugin", app, t, taker);
+            final Class<?> release = releaseFirst ? app.loadClass(releaser) : null;
+            final Class<?> take = plugin.loadClass(taker);
+            assertThat(take.getClassLoader()).isSameAs(plugin);
+            assertThat(plugin.loadClass(releaser).getClassLoader()).isSameAs(app);
+            assertThat(release == null || release == plugin.loadClass(releaser)).isTrue();
+
+            final ByteBuffer b = (ByteBuffer) call(take, "take", 4096);
+            assertThat(allocator.ownsMemoryOf(b)).as("release first: %s", releaseFirst).isFalse();
+            assertThat(t.rewrittenMethods.sum()).as("release first: %s", releaseFirst).isZero();
+            assertThat(t.poolsLeftAlone.sum()).as("left alone in both loaders").isEqualTo(2);
+            call(plugin.loadClass(releaser), "give", b);
+        }
+        assertThat(allocator.stats().liveBuffers()).isZero();
     }
 
     // ---------------------------------------------------------------- caller exclusions

@@ -642,6 +642,42 @@ public final class SlabAllocator implements AutoCloseable {
     }
 
     /**
+     * Takes an explicit buffer's block away from the buffer for a while, without releasing it: the
+     * buffer's address is cleared (with one CAS, as {@link #free(ByteBuffer)} clears it), so code that
+     * must not see kmem4j's memory (a pool's {@code Unsafe.reallocateMemory}) sees address 0, while
+     * the block stays taken and its contents stay intact. Exactly one of {@link #reattach} (then
+     * {@link #free(ByteBuffer)}, or keep using the buffer) must follow. A {@link #free} while detached
+     * is counted as a double free and changes nothing. Threads: any.
+     *
+     * @param buffer an explicit root buffer of this allocator ({@link #isExplicit(ByteBuffer)})
+     * @return the block's address (for {@link #reattach}), or 0 when the address was already cleared
+     *         (released, or detached by a racing caller); nothing changed then
+     * @throws IllegalArgumentException {@code "not an explicit buffer of this allocator: ..."}
+     */
+    public long detach(final ByteBuffer buffer) {
+        if (!isExplicit(buffer)) {
+            throw new IllegalArgumentException("not an explicit buffer of this allocator: " + buffer);
+        }
+        final long address = UnsafeApi.getLongVolatile(buffer, ADDRESS_OFFSET);
+        return address != 0 && UnsafeApi.compareAndSetLong(buffer, ADDRESS_OFFSET, address, 0L) ? address : 0L;
+    }
+
+    /**
+     * Gives a buffer detached by {@link #detach(ByteBuffer)} its block back: the buffer
+     * is valid again, with the contents it had. Threads: any.
+     *
+     * @param buffer the buffer passed to {@code detach}
+     * @param address what {@code detach} returned for it ({@code != 0})
+     * @throws IllegalStateException {@code "not detached: ..."} when the buffer's address is not 0
+     *         (nothing changed)
+     */
+    public void reattach(final ByteBuffer buffer, final long address) {
+        if (address == 0 || !UnsafeApi.compareAndSetLong(buffer, ADDRESS_OFFSET, 0L, address)) {
+            throw new IllegalStateException("not detached: " + buffer + " (address " + address + ")");
+        }
+    }
+
+    /**
      * @param buffer any buffer
      * @return true when {@code buffer} is a root buffer whose memory this allocator handed out
      *         (views and foreign buffers: false). The test reads only this allocator's tables.
