@@ -89,10 +89,10 @@ final class PoolRouter {
         }
         final boolean explicit;
         try {
-            if (!allocator.owns(buffer)) {
+            explicit = allocator.isExplicit(buffer); // implies owns(): the preset's common case looks up once
+            if (!explicit && !allocator.owns(buffer)) {
                 return notOwned(buffer);
             }
-            explicit = allocator.isExplicit(buffer);
             if (!allocator.freeOnce(buffer)) {
                 return true; // a racing release took it back first: counted as a double free, body skipped
             }
