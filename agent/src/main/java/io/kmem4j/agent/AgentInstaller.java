@@ -7,7 +7,18 @@ import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.Set;
 
+import io.kmem4j.agent.bridge.AgentThread;
+import io.kmem4j.agent.bridge.AllocateDirectAdvice;
+import io.kmem4j.agent.bridge.BootstrapBridge;
+import io.kmem4j.agent.bridge.ByteBufferTransformer;
+import io.kmem4j.agent.bridge.Interceptor;
+import io.kmem4j.agent.config.AgentConfig;
+import io.kmem4j.agent.config.AgentVersion;
 import io.kmem4j.agent.jmx.Kmem4jMBeans;
+import io.kmem4j.agent.jmx.PoolsView;
+import io.kmem4j.agent.log.AgentLog;
+import io.kmem4j.agent.pool.PoolRouter;
+import io.kmem4j.agent.pool.PoolTransformer;
 import io.kmem4j.core.AllocatorStats;
 import io.kmem4j.core.SlabAllocator;
 import io.kmem4j.core.UnsupportedJdkException;
@@ -117,23 +128,10 @@ public final class AgentInstaller {
                 + " allocator {} ms, ByteBuffer retransformation {} ms", (t4 - t0) / 1_000_000, (t1 - t0) / 1_000_000,
             (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000);
         log.info("kmem4j {} serving ByteBuffer.allocateDirect for capacities {}..{} bytes ({}){}{}",
-            version(), config.allocator.minCapacityBytes(),
+            AgentVersion.get(), config.allocator.minCapacityBytes(),
             allocator.maxCapacity(), dynamic ? "attached" : "premain",
             config.pools.isEmpty() ? "" : " and " + config.pools.size() + " buffer pool(s)",
             config.summary ? "; summary at exit" : "");
-    }
-
-    /** @return the agent's version, from a resource filtered at build time (any thread). */
-    public static String version() {
-        try (java.io.InputStream in = AgentInstaller.class.getResourceAsStream("kmem4j-version.properties")) {
-            final java.util.Properties p = new java.util.Properties();
-            if (in != null) {
-                p.load(in);
-            }
-            return p.getProperty("version", "(unknown version)");
-        } catch (final java.io.IOException e) {
-            return "(unknown version)";
-        }
     }
 
     private static void openJavaBase(final Instrumentation inst) {

@@ -2,7 +2,6 @@ package io.kmem4j.agent.cli;
 
 import java.io.File;
 import java.util.concurrent.Callable;
-
 import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
 import javax.management.remote.JMXConnector;

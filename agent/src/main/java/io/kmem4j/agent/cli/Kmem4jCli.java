@@ -1,7 +1,7 @@
 package io.kmem4j.agent.cli;
 
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
 
 /**
  * {@code java -jar kmem4j-agent.jar <command>}: the agent's command line.
@@ -15,7 +15,7 @@ public final class Kmem4jCli implements Runnable {
     static final class Version implements picocli.CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            return new String[] {"kmem4j " + io.kmem4j.agent.AgentInstaller.version()};
+            return new String[] {"kmem4j " + io.kmem4j.agent.config.AgentVersion.get()};
         }
     }
 

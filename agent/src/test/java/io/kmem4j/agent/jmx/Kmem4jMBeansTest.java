@@ -1,8 +1,5 @@
 package io.kmem4j.agent.jmx;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatCode;
-
 import java.lang.reflect.Proxy;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -13,7 +10,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-
 import javax.management.Attribute;
 import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanOperationInfo;
@@ -26,6 +22,9 @@ import io.kmem4j.core.AllocatorStats;
 import io.kmem4j.core.SlabAllocator;
 import io.kmem4j.core.SlabAllocatorConfig;
 import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 
 class Kmem4jMBeansTest {
     private static final Set<String> OPEN_SCALAR_TYPES = Set.of("int", "long", "double", "boolean",

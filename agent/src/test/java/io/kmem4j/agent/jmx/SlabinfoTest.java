@@ -1,13 +1,13 @@
 package io.kmem4j.agent.jmx;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.util.List;
 import java.util.Locale;
 
 import io.kmem4j.core.AllocatorStats;
 import io.kmem4j.core.CacheStats;
 import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 class SlabinfoTest {
     /** The first two lines of Linux's /proc/slabinfo (mm/slab_common.c, print_slabinfo_header). */

@@ -1,7 +1,5 @@
 package io.kmem4j.agent.jmx;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -9,6 +7,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import io.kmem4j.core.AllocatorStats;
 import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 class StatsSnapshotsTest {
     private final AtomicLong clock = new AtomicLong(1_000_000_000L);

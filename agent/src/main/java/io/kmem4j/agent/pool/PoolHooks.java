@@ -1,4 +1,4 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.pool;
 
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;

@@ -1,4 +1,4 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.pool;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

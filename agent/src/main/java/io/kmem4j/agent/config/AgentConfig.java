@@ -1,4 +1,4 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.config;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,6 +11,8 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.function.BiConsumer;
 
+import io.kmem4j.agent.pool.PoolSpec;
+import io.kmem4j.agent.pool.Presets;
 import io.kmem4j.core.SlabAllocatorConfig;
 
 /**
@@ -27,7 +29,7 @@ import io.kmem4j.core.SlabAllocatorConfig;
  * keys are read from system properties and the environment; an unknown {@code -Dkmem4j.*} property
  * is listed in {@link #unknownSystemProperties} for a warning (the prefix is shared with other tools).
  */
-final class AgentConfig {
+public final class AgentConfig {
     /** Keys the agent itself reads; the allocator's keys come from {@link SlabAllocatorConfig}. */
     static final String ENABLED = "enabled";
     static final String SUMMARY = "summary";
@@ -57,20 +59,20 @@ final class AgentConfig {
         ALLOCATOR_KEYS.put("siteSampleRate", SlabAllocatorConfig.Builder::siteSampleRate);
     }
 
-    final boolean enabled;
-    final boolean summary;
-    final String logLevel;
-    final SlabAllocatorConfig allocator;
+    public final boolean enabled;
+    public final boolean summary;
+    public final String logLevel;
+    public final SlabAllocatorConfig allocator;
     /** The pools kmem4j serves: the presets' first, then {@code pools}. */
-    final java.util.List<PoolSpec> pools;
+    public final java.util.List<PoolSpec> pools;
     /** Package prefixes whose {@code allocateDirect} call sites go to the JDK ({@code excludeCallers}). */
-    final java.util.List<String> excludeCallers;
-    final Map<String, String> effective;
+    public final java.util.List<String> excludeCallers;
+    public final Map<String, String> effective;
     /**
      * {@code -Dkmem4j.*} properties that are not settings. Other tools share the prefix, so these are
      * reported with one warning instead of failing start-up (agent arguments and the file are strict).
      */
-    final java.util.List<String> unknownSystemProperties = new java.util.ArrayList<>();
+    public final java.util.List<String> unknownSystemProperties = new java.util.ArrayList<>();
 
     private AgentConfig(final boolean enabled, final boolean summary, final String logLevel,
                         final SlabAllocatorConfig allocator, final java.util.List<PoolSpec> pools,
@@ -85,11 +87,11 @@ final class AgentConfig {
     }
 
     /** Reads the configuration from the agent arguments, system properties and environment. */
-    static AgentConfig load(final String agentArgs) {
+    public static AgentConfig load(final String agentArgs) {
         return load(agentArgs, System.getProperties(), System.getenv());
     }
 
-    static AgentConfig load(final String agentArgs, final Properties sysProps, final Map<String, String> env) {
+    public static AgentConfig load(final String agentArgs, final Properties sysProps, final Map<String, String> env) {
         final Map<String, String> args = parseArgs(agentArgs);
         final Map<String, String> merged = new LinkedHashMap<>();
         final String file = firstOf(CONFIG_FILE, args, sysProps, env);
@@ -152,8 +154,8 @@ final class AgentConfig {
                     b.explicitLeakDetection(parseBoolean(key, value));
                     break;
                 case PRESETS:
-                    presets.addAll(parseList(key, value, PoolSpec::presets,
-                        "preset names separated by ',' or ';', from: " + String.join(", ", PoolSpec.PRESETS.keySet())));
+                    presets.addAll(parseList(key, value, Presets::resolve,
+                        "preset names separated by ',' or ';', from: " + String.join(", ", Presets.names())));
                     lists.put(key, value);
                     break;
                 case POOLS:
@@ -188,7 +190,7 @@ final class AgentConfig {
             java.util.List.copyOf(excludeCallers), Collections.unmodifiableMap(effective));
     }
 
-    static Iterable<String> knownKeys() {
+    public static Iterable<String> knownKeys() {
         final java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of(ENABLED, SUMMARY, LOG_LEVEL, CONFIG_FILE));
         keys.addAll(ALLOCATOR_KEYS.keySet());
         keys.add(ZERO_ON_FREE);

@@ -1,8 +1,9 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.pool;
 
 import java.nio.ByteBuffer;
 import java.util.function.LongFunction;
 
+import io.kmem4j.agent.bridge.BootstrapBridge;
 import net.bytebuddy.asm.Advice;
 
 /**

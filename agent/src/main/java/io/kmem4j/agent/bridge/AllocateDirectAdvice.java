@@ -1,4 +1,4 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.bridge;
 
 import java.nio.ByteBuffer;
 import java.util.function.IntFunction;
@@ -11,7 +11,7 @@ import net.bytebuddy.asm.Advice;
  * volatile field. When the allocator returns a buffer the JDK's body is skipped and that buffer is
  * returned; when it returns {@code null} (or is not installed) the JDK allocates as usual.
  */
-final class AllocateDirectAdvice {
+public final class AllocateDirectAdvice {
     private AllocateDirectAdvice() {
     }
 

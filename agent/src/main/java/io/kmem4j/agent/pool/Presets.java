@@ -1,64 +1,29 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.pool;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
- * A buffer pool whose memory kmem4j serves: its allocation, resize and release methods
- * ({@link PoolMember}), from the configuration key {@code pools} or from a preset ({@code presets}).
- *
- * <pre>
- *   pools   = pool [ ';' pool ]...
- *   pool    = member '/' member [ '/' member ]...
- *   member  = Class '#' method '(' [ type [ ',' type ]... ] ')' [ '+original' ]
- * </pre>
- *
- * Example: {@code com.acme.Pool#take(int)/com.acme.Pool#give(java.nio.ByteBuffer)}. A user pool that
- * does not fit when its classes are seen is left alone with one WARN line; a preset's pools are made
- * for several library versions, so the ones that do not fit a version are left alone quietly.
+ * The presets of the configuration key {@code presets}: named sets of {@link PoolSpec}s for a
+ * library's own buffer pools, made for several versions of that library at once (a pool that does
+ * not fit the version present is left alone quietly).
  *
  * <p>Immutable; any thread.
  */
-final class PoolSpec {
-    /** The presets and what they expand to. Netty: see {@link #netty()}. */
-    static final Map<String, List<PoolSpec>> PRESETS = Map.of("netty", netty());
+public final class Presets {
+    /** Preset name -> its pools. Netty: see {@link #netty()}. */
+    private static final Map<String, List<PoolSpec>> BY_NAME = Map.of("netty", netty());
 
-    final String name;
-    final List<PoolMember> members;
-    /** A preset's pool: not fitting a library version is expected, so it is logged at debug only. */
-    final boolean quiet;
-
-    PoolSpec(final String name, final List<PoolMember> members, final boolean quiet) {
-        this.name = name;
-        this.members = List.copyOf(members);
-        this.quiet = quiet;
+    private Presets() {
     }
 
-    /**
-     * Parses the value of {@code pools}.
-     *
-     * @throws IllegalArgumentException naming the malformed part
-     */
-    static List<PoolSpec> parsePools(final String value) {
-        final List<PoolSpec> pools = new ArrayList<>();
-        for (final String pool : value.split(";")) {
-            if (pool.isBlank()) {
-                continue;
-            }
-            final List<PoolMember> members = new ArrayList<>();
-            for (final String member : pool.split("/")) {
-                members.add(PoolMember.parse(member));
-            }
-            if (members.size() < 2) {
-                throw new IllegalArgumentException("'" + pool.trim() + "' names one method; a pool needs an"
-                    + " allocation and a release method separated by '/'");
-            }
-            pools.add(new PoolSpec(pool.trim(), members, false));
-        }
-        return pools;
+    /** @return the preset names, for messages. */
+    public static Set<String> names() {
+        return BY_NAME.keySet();
     }
 
     /**
@@ -66,14 +31,14 @@ final class PoolSpec {
      *
      * @throws IllegalArgumentException naming the unknown preset
      */
-    static List<PoolSpec> presets(final String value) {
+    public static List<PoolSpec> resolve(final String value) {
         final Map<String, List<PoolSpec>> chosen = new LinkedHashMap<>();
         for (final String raw : value.split("[,;]")) {
             final String name = raw.trim().toLowerCase(Locale.ROOT);
             if (name.isEmpty()) {
                 continue;
             }
-            final List<PoolSpec> pools = PRESETS.get(name);
+            final List<PoolSpec> pools = BY_NAME.get(name);
             if (pools == null) {
                 throw new IllegalArgumentException("unknown preset '" + raw.trim() + "'");
             }
@@ -101,16 +66,12 @@ final class PoolSpec {
         final String allocate = pd0 + "allocateDirectNoCleaner(int)/" + pd0
             + "reallocateDirectNoCleaner(java.nio.ByteBuffer,int)/";
         return List.of(
-            new PoolSpec("netty-4.1", parsePools(allocate + pd + "freeDirectNoCleaner(java.nio.ByteBuffer)+original/"
+            new PoolSpec("netty-4.1", PoolSpec.parsePools(allocate + pd + "freeDirectNoCleaner(java.nio.ByteBuffer)+original/"
                 + pd + "freeDirectBuffer(java.nio.ByteBuffer)").get(0).members, true),
-            new PoolSpec("netty-4.2", parsePools(allocate
+            new PoolSpec("netty-4.2", PoolSpec.parsePools(allocate
                 + "io.netty.util.internal.DirectCleaner$CleanableDirectBufferImpl#clean()+original/"
                 + "io.netty.util.internal.DirectCleaner#freeDirectBuffer(java.nio.ByteBuffer)/"
                 + pd + "freeDirectBuffer(java.nio.ByteBuffer)").get(0).members, true));
     }
 
-    @Override
-    public String toString() {
-        return name;
-    }
 }

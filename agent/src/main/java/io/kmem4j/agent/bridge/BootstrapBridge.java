@@ -1,4 +1,4 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.bridge;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Field;
@@ -26,8 +26,8 @@ import net.bytebuddy.jar.asm.Type;
  *       public static volatile IntFunction allocator;  // allocateDirect: capacity -> ByteBuffer, or null for "JDK"
  *       public static volatile LongFunction explicit;  // pool allocation: size -> explicit ByteBuffer, or null for "the pool's own"
  *       public static volatile Predicate release;      // pool release: kmem4j's buffer released now -> true (skip the body)
- *       public static volatile Predicate releaseThenOriginal; // the same for +original releases (see PoolReleaseAdvice)
- *       public static volatile BiFunction resize;      // pool resize: (ByteBuffer, Long) -> see PoolResizeAdvice
+ *       public static volatile Predicate releaseThenOriginal; // the same for +original releases (see pool.PoolReleaseAdvice)
+ *       public static volatile BiFunction resize;      // pool resize: (ByteBuffer, Long) -> see pool.PoolResizeAdvice
  *       public static volatile BiConsumer resized;     // pool resize done: (what resize answered, the body's result or null)
  *       public static ByteBuffer allocateDirectJdk(int capacity) { return new DirectByteBuffer(capacity); }
  *   }
@@ -39,7 +39,7 @@ import net.bytebuddy.jar.asm.Type;
  * callers. A second agent instance (attach after {@code -javaagent}) finds the class already defined
  * and reuses it.
  */
-final class BootstrapBridge {
+public final class BootstrapBridge {
     static final String CLASS_NAME = "java.nio.Kmem4jBridge";
     static final String FIELD_NAME = "allocator";
     static final String EXPLICIT = "explicit";
@@ -47,17 +47,17 @@ final class BootstrapBridge {
     static final String RELEASE_THEN_ORIGINAL = "releaseThenOriginal";
     static final String RESIZE = "resize";
     static final String RESIZED = "resized";
-    static final String JDK_ALLOCATE = "allocateDirectJdk";
+    public static final String JDK_ALLOCATE = "allocateDirectJdk";
 
     /** The bridge's members, resolved and shape-checked. */
-    static final class Members {
-        final Field allocator;
-        final Field explicit;
-        final Field release;
-        final Field releaseThenOriginal;
-        final Field resize;
-        final Field resized;
-        final Method allocateDirectJdk;
+    public static final class Members {
+        public final Field allocator;
+        public final Field explicit;
+        public final Field release;
+        public final Field releaseThenOriginal;
+        public final Field resize;
+        public final Field resized;
+        public final Method allocateDirectJdk;
 
         private Members(final Class<?> bridge) throws ReflectiveOperationException {
             allocator = field(bridge, FIELD_NAME, IntFunction.class);
@@ -116,7 +116,7 @@ final class BootstrapBridge {
      * @throws ReflectiveOperationException when {@code java.nio} is not open to the agent, or a bridge
      *         of another shape is already defined
      */
-    static Members members() throws ReflectiveOperationException {
+    public static Members members() throws ReflectiveOperationException {
         Class<?> bridge;
         try {
             bridge = Class.forName(CLASS_NAME, false, null);

@@ -1,9 +1,10 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.pool;
 
 import java.nio.ByteBuffer;
 import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 
+import io.kmem4j.agent.bridge.BootstrapBridge;
 import net.bytebuddy.asm.Advice;
 
 /**

@@ -1,8 +1,9 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.bridge;
 
 import java.nio.ByteBuffer;
 import java.util.function.IntFunction;
 
+import io.kmem4j.agent.log.Failures;
 import io.kmem4j.core.SlabAllocator;
 
 /**
@@ -11,16 +12,16 @@ import io.kmem4j.core.SlabAllocator;
  *
  * <p>Threads: called by every thread that calls {@code ByteBuffer.allocateDirect}.
  */
-final class Interceptor implements IntFunction<ByteBuffer> {
+public final class Interceptor implements IntFunction<ByteBuffer> {
     private final SlabAllocator allocator;
     private final Failures failures = new Failures();
 
-    Interceptor(final SlabAllocator allocator) {
+    public Interceptor(final SlabAllocator allocator) {
         this.allocator = allocator;
     }
 
     /** @return allocations that failed inside kmem4j and went to the JDK instead. */
-    long failures() {
+    public long failures() {
         return failures.count();
     }
 

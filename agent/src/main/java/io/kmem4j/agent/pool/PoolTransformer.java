@@ -1,8 +1,7 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.pool;
 
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
-import java.nio.ByteBuffer;
 import java.security.ProtectionDomain;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -14,10 +13,12 @@ import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
+import io.kmem4j.agent.bridge.BootstrapBridge;
+import io.kmem4j.agent.exclude.CallerExclusion;
+import io.kmem4j.agent.log.AgentLog;
 import net.bytebuddy.ByteBuddy;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.asm.AsmVisitorWrapper;
-import net.bytebuddy.asm.MemberSubstitution;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.ClassFileLocator;
 import net.bytebuddy.dynamic.DynamicType;
@@ -32,10 +33,8 @@ import org.slf4j.Logger;
  * <ul>
  *   <li>methods of the configured pools ({@link PoolSpec}) get the pool advice
  *       ({@link PoolAllocateAdvice}, {@link PoolResizeAdvice}, {@link PoolReleaseAdvice});</li>
- *   <li>in classes of excluded packages ({@code excludeCallers}), every call
- *       {@code ByteBuffer.allocateDirect(int)} becomes {@code Kmem4jBridge.allocateDirectJdk(int)},
- *       the JDK's own body ({@code MemberSubstitution}), so those callers never reach kmem4j and no
- *       other caller pays anything for the exclusion.</li>
+ *   <li>classes of excluded packages ({@code excludeCallers}) get the {@link CallerExclusion} rewrite:
+ *       their {@code allocateDirect} call sites go to the JDK's own body.</li>
  * </ul>
  * A pool is checked as a whole ({@link PoolShape}) from class files, the first time one of its classes
  * is seen in a class loader, before any of its methods is rewritten: it is rewritten in that loader
@@ -45,7 +44,7 @@ import org.slf4j.Logger;
  *
  * <p>Threads: {@link #transform} runs on whichever thread loads or retransforms a class.
  */
-final class PoolTransformer implements ClassFileTransformer {
+public final class PoolTransformer implements ClassFileTransformer {
     /**
      * Class files of the bootstrap loader ({@code java.nio.ByteBuffer} for every exclusion), parsed
      * once and shared by every class loader's pool: without it each rewritten class re-reads them.
@@ -55,18 +54,16 @@ final class PoolTransformer implements ClassFileTransformer {
     private final BootstrapBridge.Members bridge;
     /** Internal class name -> the pools with a member in that class. */
     private final Map<String, List<PoolSpec>> poolsByClass = new HashMap<>();
-    /** Excluded package prefixes, internal form ({@code com/acme/}). */
-    private final String[] excluded;
-    /** {@code ByteBuffer.allocateDirect(int)} call sites -> {@code Kmem4jBridge.allocateDirectJdk(int)}. */
-    private final AsmVisitorWrapper exclusion;
+    /** Classes whose {@code allocateDirect} call sites go to the JDK ({@code excludeCallers}). */
+    private final CallerExclusion exclusion;
     /** Per pool and class loader: does the pool fit there (decided once). Guarded by itself. */
     private final Map<PoolSpec, Map<ClassLoader, Boolean>> fits = new HashMap<>();
-    final LongAdder rewrittenMethods = new LongAdder();
-    final LongAdder excludedClasses = new LongAdder();
-    final LongAdder poolsLeftAlone = new LongAdder();
-    final LongAdder failures = new LongAdder();
+    public final LongAdder rewrittenMethods = new LongAdder();
+    public final LongAdder excludedClasses = new LongAdder();
+    public final LongAdder poolsLeftAlone = new LongAdder();
+    public final LongAdder failures = new LongAdder();
 
-    PoolTransformer(final BootstrapBridge.Members bridge, final List<PoolSpec> pools, final List<String> excludeCallers) {
+    public PoolTransformer(final BootstrapBridge.Members bridge, final List<PoolSpec> pools, final List<String> excludeCallers) {
         this.bridge = bridge;
         for (final PoolSpec p : pools) {
             fits.put(p, new WeakHashMap<>());
@@ -77,25 +74,19 @@ final class PoolTransformer implements ClassFileTransformer {
                 }
             }
         }
-        this.excluded = excludeCallers.stream().map(s -> s.replace('.', '/')).toArray(String[]::new);
-        this.exclusion = MemberSubstitution.relaxed()
-            .with(new MemberSubstitution.TypePoolResolver.ForExplicitPool(BOOT_TYPES))
-            .method(ElementMatchers.named("allocateDirect").and(ElementMatchers.takesArguments(int.class))
-                .and(ElementMatchers.isDeclaredBy(ByteBuffer.class)))
-            .replaceWith(bridge.allocateDirectJdk)
-            .on(ElementMatchers.any());
+        this.exclusion = new CallerExclusion(excludeCallers, bridge.allocateDirectJdk, BOOT_TYPES);
     }
 
     /**
      * Registers the transformer and retransforms the pools' and excluded classes already loaded
      * (each on its own: one class that cannot be retransformed does not stop the others).
      */
-    void install(final Instrumentation inst) {
+    public void install(final Instrumentation inst) {
         inst.addTransformer(this, true);
         final List<Class<?>> loaded = new ArrayList<>();
         for (final Class<?> c : inst.getAllLoadedClasses()) {
             final String name = c.getName().replace('.', '/');
-            if ((poolsByClass.containsKey(name) || isExcluded(name)) && inst.isModifiableClass(c)) {
+            if ((poolsByClass.containsKey(name) || exclusion.excludes(name)) && inst.isModifiableClass(c)) {
                 loaded.add(c);
             }
         }
@@ -117,7 +108,7 @@ final class PoolTransformer implements ClassFileTransformer {
             return null; // the agent's own classes are never rewritten
         }
         final List<PoolSpec> pools = poolsByClass.get(className);
-        final boolean exclude = isExcluded(className);
+        final boolean exclude = exclusion.excludes(className);
         if (pools == null && !exclude) {
             return null;
         }
@@ -138,7 +129,7 @@ final class PoolTransformer implements ClassFileTransformer {
                 }
             }
             if (exclude) {
-                builder = builder.visit(exclusion);
+                builder = builder.visit(exclusion.rewrite());
             }
             if (rewritten == 0 && !exclude) {
                 return null;
@@ -259,15 +250,6 @@ final class PoolTransformer implements ClassFileTransformer {
         }
         return mapping.to(adviceClass).on(ElementMatchers.named(f.method.getName())
             .and(ElementMatchers.hasDescriptor(f.method.getDescriptor())));
-    }
-
-    private boolean isExcluded(final String internalName) {
-        for (final String prefix : excluded) {
-            if (internalName.startsWith(prefix)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static Logger log() {

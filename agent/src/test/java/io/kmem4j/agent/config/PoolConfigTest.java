@@ -1,14 +1,15 @@
-package io.kmem4j.agent;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
-import static org.assertj.core.api.Assertions.entry;
+package io.kmem4j.agent.config;
 
 import java.util.Map;
 import java.util.Properties;
 import java.util.stream.Collectors;
 
+import io.kmem4j.agent.pool.PoolSpec;
 import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.entry;
 
 /** The keys {@code presets}, {@code pools} and {@code excludeCallers}: syntax, errors, agent-argument lists. */
 class PoolConfigTest {

@@ -1,4 +1,4 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.log;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
@@ -13,13 +13,13 @@ import org.slf4j.Logger;
  * {@code System.err} with the prefix {@code [kmem4j]}. It never reads {@code logback.xml}, never
  * goes through SLF4J's provider discovery, and never touches the application's logging (case C15).
  */
-final class AgentLog {
+public final class AgentLog {
     private static volatile LoggerContext context;
 
     private AgentLog() {
     }
 
-    static synchronized void configure(final String level) {
+    public static synchronized void configure(final String level) {
         if (context != null) {
             context.getLogger(Logger.ROOT_LOGGER_NAME).setLevel(Level.toLevel(level, Level.INFO));
             return;
@@ -45,7 +45,7 @@ final class AgentLog {
         context = ctx;
     }
 
-    static Logger get(final Class<?> type) {
+    public static Logger get(final Class<?> type) {
         if (context == null) {
             configure("info");
         }

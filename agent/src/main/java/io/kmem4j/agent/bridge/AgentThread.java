@@ -1,12 +1,12 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.bridge;
 
 /**
  * A thread of the agent's own (JMX registration, shutdown). Direct buffers allocated on it are
  * served by the JDK, never by the slab allocator, so the agent's own work cannot re-enter or
  * disturb the allocator it observes (case C14). Daemon, so it never keeps the JVM alive.
  */
-final class AgentThread extends Thread {
-    AgentThread(final String name, final Runnable task) {
+public final class AgentThread extends Thread {
+    public AgentThread(final String name, final Runnable task) {
         super(task, name);
         setDaemon(true);
     }

@@ -1,8 +1,11 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.pool;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.LongAdder;
 
+import io.kmem4j.agent.bridge.AgentThread;
+import io.kmem4j.agent.bridge.BootstrapBridge;
+import io.kmem4j.agent.log.Failures;
 import io.kmem4j.core.SlabAllocator;
 import org.agrona.BufferUtil;
 
@@ -18,20 +21,20 @@ import org.agrona.BufferUtil;
  * or resize path (as {@code Unsafe.invokeCleaner}); any failure inside kmem4j is counted, logged
  * once, and answered with "the pool's own code".
  */
-final class PoolRouter {
+public final class PoolRouter {
     private final SlabAllocator allocator;
     private final Failures failures = new Failures();
-    final LongAdder allocations = new LongAdder();
-    final LongAdder allocationsPassed = new LongAdder();
-    final LongAdder releases = new LongAdder();
-    final LongAdder releasesPassed = new LongAdder();
-    final LongAdder resizes = new LongAdder();
-    final LongAdder resizesPassed = new LongAdder();
+    public final LongAdder allocations = new LongAdder();
+    public final LongAdder allocationsPassed = new LongAdder();
+    public final LongAdder releases = new LongAdder();
+    public final LongAdder releasesPassed = new LongAdder();
+    public final LongAdder resizes = new LongAdder();
+    public final LongAdder resizesPassed = new LongAdder();
 
     /** Set at agent shutdown: no more allocations from kmem4j, on any path (releases still come back). */
     private volatile boolean stopped;
 
-    PoolRouter(final SlabAllocator allocator) {
+    public PoolRouter(final SlabAllocator allocator) {
         this.allocator = allocator;
     }
 
@@ -40,17 +43,17 @@ final class PoolRouter {
      * code allocates, as after {@code Kmem4jBridge.explicit} is cleared); releases and resizes of
      * kmem4j's buffers still give them back. Threads: any (the shutdown hook).
      */
-    void stopAllocating(final BootstrapBridge.Members bridge) throws IllegalAccessException {
+    public void stopAllocating(final BootstrapBridge.Members bridge) throws IllegalAccessException {
         stopped = true;
         bridge.explicit.set(null, null);
     }
 
-    long failures() {
+    public long failures() {
         return failures.count();
     }
 
     /** Points the bridge's pool fields at this router. */
-    void connect(final BootstrapBridge.Members bridge) throws IllegalAccessException {
+    public void connect(final BootstrapBridge.Members bridge) throws IllegalAccessException {
         bridge.release.set(null, (java.util.function.Predicate<ByteBuffer>) this::release);
         bridge.releaseThenOriginal.set(null, (java.util.function.Predicate<ByteBuffer>) this::releaseThenOriginal);
         bridge.resize.set(null, (java.util.function.BiFunction<ByteBuffer, Long, Object>) this::resize);

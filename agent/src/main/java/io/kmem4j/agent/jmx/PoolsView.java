@@ -1,9 +1,11 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.jmx;
 
 import java.util.List;
 import java.util.stream.Collectors;
 
-import io.kmem4j.agent.jmx.PoolsMXBean;
+import io.kmem4j.agent.pool.PoolRouter;
+import io.kmem4j.agent.pool.PoolSpec;
+import io.kmem4j.agent.pool.PoolTransformer;
 
 /** The {@code kmem4j:type=Pools} bean over a {@link PoolRouter} and a {@link PoolTransformer}. */
 public final class PoolsView implements PoolsMXBean {
@@ -11,14 +13,14 @@ public final class PoolsView implements PoolsMXBean {
     private final PoolTransformer transformer;
     private final String pools;
 
-    PoolsView(final PoolRouter router, final PoolTransformer transformer, final List<PoolSpec> pools) {
+    public PoolsView(final PoolRouter router, final PoolTransformer transformer, final List<PoolSpec> pools) {
         this.router = router;
         this.transformer = transformer;
         this.pools = pools.stream().map(p -> p.name + "=" + p.members).collect(Collectors.joining("; "));
     }
 
     /** The router behind the bean (the agent's shutdown hook stops its allocations). */
-    PoolRouter router() {
+    public PoolRouter router() {
         return router;
     }
 

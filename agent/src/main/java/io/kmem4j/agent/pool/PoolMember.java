@@ -1,4 +1,4 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.pool;
 
 import java.util.List;
 import java.util.regex.Matcher;
@@ -13,16 +13,16 @@ import java.util.regex.Pattern;
  *
  * <p>Immutable; any thread.
  */
-final class PoolMember {
+public final class PoolMember {
     private static final String JAVA_NAME = "[\\p{L}_$][\\p{L}\\p{N}_$]*";
     private static final Pattern SYNTAX = Pattern.compile(
         "(" + JAVA_NAME + "(?:\\." + JAVA_NAME + ")*)#(" + JAVA_NAME + ")\\(([^()]*)\\)(\\+original)?");
 
-    final String className;
-    final String methodName;
-    final List<String> parameterTypes;
+    public final String className;
+    public final String methodName;
+    public final List<String> parameterTypes;
     /** Run the method's own body after kmem4j took its buffer back (release methods only). */
-    final boolean thenOriginal;
+    public final boolean thenOriginal;
 
     private PoolMember(final String className, final String methodName, final List<String> parameterTypes,
                        final boolean thenOriginal) {
@@ -48,7 +48,7 @@ final class PoolMember {
     }
 
     /** @return the class name in the JVM's internal form, {@code com/acme/Pool}. */
-    String internalClassName() {
+    public String internalClassName() {
         return className.replace('.', '/');
     }
 

@@ -1,7 +1,4 @@
-package io.kmem4j.agent;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+package io.kmem4j.agent.pool;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,12 +11,16 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.kmem4j.agent.bridge.BootstrapBridge;
 import io.kmem4j.core.AllocatorStats;
 import io.kmem4j.core.SlabAllocator;
 import io.kmem4j.core.SlabAllocatorConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * {@link PoolTransformer} and {@link PoolRouter} together, in this JVM: the fixture classes in

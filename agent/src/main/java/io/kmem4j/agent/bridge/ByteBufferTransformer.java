@@ -1,4 +1,4 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.bridge;
 
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
@@ -22,7 +22,7 @@ import net.bytebuddy.matcher.ElementMatchers;
  *
  * <p>Threads: {@link #transform} runs on whichever thread loads or retransforms a class.
  */
-final class ByteBufferTransformer implements ClassFileTransformer {
+public final class ByteBufferTransformer implements ClassFileTransformer {
     private static final String INTERNAL_NAME = "java/nio/ByteBuffer";
 
     private final Field bridge;
@@ -37,7 +37,7 @@ final class ByteBufferTransformer implements ClassFileTransformer {
      *
      * @throws IllegalStateException when the rewrite failed; the transformer is removed again
      */
-    static void install(final Instrumentation inst, final Field bridge) throws Exception {
+    public static void install(final Instrumentation inst, final Field bridge) throws Exception {
         final ByteBufferTransformer t = new ByteBufferTransformer(bridge);
         inst.addTransformer(t, true);
         try {

@@ -1,4 +1,4 @@
-package io.kmem4j.agent;
+package io.kmem4j.agent.log;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -8,12 +8,12 @@ import java.util.concurrent.atomic.LongAdder;
  * counted, and the first one logged as one WARN line; the caller then falls back to the JDK's or the
  * pool's own code. Never throws. Threads: any.
  */
-final class Failures {
+public final class Failures {
     private final AtomicBoolean logged = new AtomicBoolean();
     private final LongAdder count = new LongAdder();
 
     /** @return failures so far. */
-    long count() {
+    public long count() {
         return count.sum();
     }
 
@@ -21,7 +21,7 @@ final class Failures {
      * @param what    what failed, e.g. {@code "allocation of 100 bytes"}
      * @param fallback what happens instead, e.g. {@code "the JDK's allocateDirect"}
      */
-    void record(final String what, final String fallback, final Throwable t) {
+    public void record(final String what, final String fallback, final Throwable t) {
         try {
             count.increment();
             if (logged.compareAndSet(false, true)) {
