@@ -230,7 +230,7 @@ public final class AgentInstaller {
                 "slabs", "hit%", "addr-order"));
             s.caches().stream().filter(c -> c.allocations() > 0).forEach(c -> sb.append(String.format(
                 "[kmem4j] summary: %-14s %10d %10d %8d %7.1f%% %10.2f%n", c.name(), c.allocations(), c.activeObjects(),
-                c.slabs(), c.allocations() == 0 ? 0.0 : 100.0 * c.magazineHits() / c.allocations(),
+                c.slabs(), 100 * c.magazineHitRate(),
                 c.addressOrderScore())));
             return sb.toString();
         }

@@ -4,12 +4,13 @@ import java.util.List;
 
 /**
  * A snapshot of a {@link SlabAllocator}'s statistics, summed from per-thread counters on read
- * (no shared atomic on the fast path; seed {@code 003_5484a2f8906cbf25.txt}). Figures written by
+ * (no shared atomic on the hit paths, as the per-CPU counters of the Linux 6.18 UDP receive series). Figures written by
  * running threads may be a moment old.
  *
  * @param allocations         buffers served by the slab allocator
  * @param explicitFrees       buffers released on an application thread (invokeCleaner, clean, free)
- * @param gcFrees             buffers released by GC (cleaners run on the "Reference Handler" thread)
+ * @param gcFrees             buffers released by GC (cleaners run on the JDK's cleaner thread: "Reference
+ *                            Handler" on JDK 17-25, {@code java.nio.BufferCleaner}'s on 26+)
  * @param bytesInUse          sum of the capacities of live slab buffers, bytes
  * @param bytesReserved       off-heap chunk memory held (counted against MaxDirectMemorySize), bytes
  * @param fallbacks           requests passed to the JDK (size outside the window, re-entrant calls,
@@ -17,7 +18,7 @@ import java.util.List;
  * @param remoteFreesSent     frees handed to another thread (deferred cross-thread free)
  * @param remoteFreesAbsorbed deferred frees taken back in by their owner or the reaper
  * @param remoteBatches       batches handed over (one CAS each)
- * @param magazineHits        allocations served by a loaded magazine
+ * @param magazineHits        allocations served by a loaded magazine ({@code allocations - magazineMisses})
  * @param magazineMisses      allocations that took the slow path
  * @param chunks              chunks held now
  * @param chunksAllocated     chunks taken from the JDK since start
@@ -68,9 +69,12 @@ public record AllocatorStats(
         return allocations - frees();
     }
 
-    /** @return {@code magazineHits / (hits + misses)}, or 0 before any allocation. */
+    /**
+     * @return the share of allocations served from a thread's magazines without a slow path,
+     *         {@code magazineHits / allocations} (0 before any allocation); the same definition as
+     *         {@link CacheStats#magazineHitRate()}
+     */
     public double magazineHitRate() {
-        final long total = magazineHits + magazineMisses;
-        return total == 0 ? 0 : (double) magazineHits / total;
+        return allocations == 0 ? 0 : (double) magazineHits / allocations;
     }
 }

@@ -15,12 +15,16 @@ package io.kmem4j.core;
  * @param totalObjects        {@code slabs * objectsPerSlab}
  * @param allocations         buffers served
  * @param frees               buffers released (explicitly or by GC)
- * @param magazineHits        allocations served by a loaded magazine
+ * @param magazineHits        allocations served by a loaded magazine ({@code allocations - magazineMisses})
  * @param magazineMisses      allocations that took the slow path
  * @param depotExchanges      magazines moved between thread caches and the depot
  * @param depotObjects        objects waiting in the depot's full magazines
  * @param addressOrderScore   share of consecutive allocations (per thread) at ascending addresses, 0..1
  * @param doubleFrees         objects found already free in their slab's bitmap (ignored)
+ * @param magazineRounds      objects one magazine of this cache holds (the {@code limit} tunable of
+ *                            slabinfo): {@code magazineRounds}, at most 8 above 4 KiB, 1 above 128 KiB
+ * @param remoteBatch         frees a thread collects for another owner before handing them over
+ *                            in one CAS (the {@code batchcount} tunable of slabinfo)
  */
 public record CacheStats(
     String name,
@@ -39,5 +43,16 @@ public record CacheStats(
     long depotExchanges,
     long depotObjects,
     double addressOrderScore,
-    long doubleFrees) {
+    long doubleFrees,
+    int magazineRounds,
+    int remoteBatch) {
+
+    /**
+     * @return the share of allocations served from a thread's magazines without a slow path,
+     *         {@code magazineHits / allocations} (0 before any allocation); the one definition of
+     *         hit rate used by the beans, slabtop and the summary
+     */
+    public double magazineHitRate() {
+        return allocations == 0 ? 0 : (double) magazineHits / allocations;
+    }
 }

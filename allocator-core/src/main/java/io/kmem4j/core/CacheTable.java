@@ -2,7 +2,7 @@ package io.kmem4j.core;
 
 /**
  * The one contiguous table of cache descriptors, indexed by the 16-bit cache id kept in each
- * slab's {@link Counters} word (seed {@code 000_b1c1d6498cce7e72.txt}: {@code cache = base + id * stride}).
+ * slab's {@link Counters} word (the SLUB {@code cache_id} patch series: {@code cache = base + id * stride}).
  * In Java the table is an array of references, so the free path is
  * {@code address -> slab -> counters -> id -> TABLE[id]}: one indexed load, no pointer kept in the slab.
  *

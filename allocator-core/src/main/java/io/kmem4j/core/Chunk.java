@@ -100,6 +100,15 @@ final class Chunk {
         return base + ((long) page << PAGE_SHIFT);
     }
 
+    /**
+     * @return the cache of the slab holding {@code address}: one load of the slab's counters word and
+     *         one of the cache table (the cache id never changes while the slab exists, and a caller
+     *         holding an object of the slab keeps it from being freed, so no lock is needed)
+     */
+    SlabCache cacheOf(final long address) {
+        return CacheTable.get(Counters.cacheId(counters[head[pageOf(address)]]));
+    }
+
     int ownerAcquire(final int headPage) {
         return (int) OWNER.getAcquire(owner, headPage);
     }

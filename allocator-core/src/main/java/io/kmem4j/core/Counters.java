@@ -1,7 +1,7 @@
 package io.kmem4j.core;
 
 /**
- * The 64-bit counters word each slab carries (seed {@code 000_b1c1d6498cce7e72.txt}: SLUB keeps a
+ * The 64-bit counters word each slab carries (the SLUB {@code cache_id} patch series: SLUB keeps a
  * 16-bit {@code cache_id} in the high bits of {@code slab->counters} instead of a
  * {@code slab->slab_cache} pointer).
  *

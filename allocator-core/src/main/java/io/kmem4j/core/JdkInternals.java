@@ -198,4 +198,38 @@ final class JdkInternals {
             throw new IllegalStateException(t);
         }
     }
+
+    /**
+     * Is {@code t} the thread on which the JDK runs direct buffers' cleaners after GC? On JDK 17 to 25
+     * that is the "Reference Handler" thread of the system thread group (it runs
+     * {@code jdk.internal.ref.Cleaner}s itself); from JDK 26 on, buffers register with
+     * {@code java.nio.BufferCleaner}, whose own daemon thread ({@code BufferCleaner.cleaningThread},
+     * JDK-8344332) runs them. A release on that thread must never block nor take a lock.
+     */
+    static boolean isGcCleanerThread(final Thread t) {
+        if ("Reference Handler".equals(t.getName()) && t.getThreadGroup() != null
+            && t.getThreadGroup().getParent() == null) {
+            return true;
+        }
+        return BufferCleanerThread.HANDLE != null && t == BufferCleanerThread.get();
+    }
+
+    /** {@code java.nio.BufferCleaner.cleaningThread} (JDK 26+), resolved on first use. */
+    private static final class BufferCleanerThread {
+        static final java.lang.invoke.VarHandle HANDLE = resolve();
+
+        private static java.lang.invoke.VarHandle resolve() {
+            try {
+                final Class<?> c = Class.forName("java.nio.BufferCleaner");
+                return MethodHandles.privateLookupIn(c, MethodHandles.lookup())
+                    .findStaticVarHandle(c, "cleaningThread", Thread.class);
+            } catch (final ReflectiveOperationException | RuntimeException e) {
+                return null; // JDK 17-25: no BufferCleaner
+            }
+        }
+
+        static Thread get() {
+            return (Thread) HANDLE.getVolatile();
+        }
+    }
 }

@@ -21,11 +21,18 @@ final class LeakDetector {
     private static final Cleaner CLEANER = Cleaner.create();
 
     private final SlabAllocator allocator;
+    /** Non-null when sites are sampled: a leaked buffer gives its site's share back. */
+    private final SiteSampler sampler;
     private final Map<Long, Tracked> tracked = new ConcurrentHashMap<>();
     private final LongAdder leaks = new LongAdder();
 
-    LeakDetector(final SlabAllocator allocator) {
+    /**
+     * @param allocator whose free path takes a leaked block back
+     * @param sampler   the allocator's site sampler, or {@code null}
+     */
+    LeakDetector(final SlabAllocator allocator, final SiteSampler sampler) {
         this.allocator = allocator;
+        this.sampler = sampler;
     }
 
     /**
@@ -73,7 +80,10 @@ final class LeakDetector {
             if (freed || !tracked.remove(address, this)) {
                 return;
             }
-            allocator.releaseLeaked(address, capacity);
+            if (sampler != null) {
+                sampler.releasedExplicit(address, capacity);
+            }
+            allocator.release(address, capacity, null);
             leaks.increment(); // after the release, so a reader that sees the leak sees the block back
             final Events.Leak e = new Events.Leak();
             e.capacity = capacity;

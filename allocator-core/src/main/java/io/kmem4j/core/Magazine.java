@@ -1,8 +1,10 @@
 package io.kmem4j.core;
 
+import java.util.Arrays;
+
 /**
- * A magazine (Bonwick and Adams, "Magazines and Vmem", USENIX 2001; seed
- * {@code 002_934624e672fe4af6.txt}): a stack of up to M object addresses ("rounds").
+ * A magazine (Bonwick and Adams, "Magazines and Vmem", USENIX 2001): a stack of up to M object
+ * addresses ("rounds").
  *
  * <pre>
  *   rounds: [ a_k | ... | a_2 | a_1 |   free   ]      pop takes rounds[count - 1]
@@ -10,8 +12,9 @@ package io.kmem4j.core;
  * </pre>
  *
  * Refills from a slab store the lowest addresses last, so pops hand them out in ascending order
- * (seed {@code 001_f6795392cfb9b5c3.txt}). A magazine is owned by one thread cache, or by a depot
- * under its cache's lock; it is never shared.
+ * (the address-ordered refill of the Linux slab work on LIFO freelist scattering). A magazine is
+ * owned by one thread cache, or by a depot under its cache's lock; it is never shared, so
+ * {@link #push} and {@link #pop} are plain array operations: no lock, no atomic.
  */
 final class Magazine {
     final long[] rounds;
@@ -22,17 +25,16 @@ final class Magazine {
     }
 
     /**
-     * Orders the rounds so that pops hand them out in ascending address order (seed
-     * {@code 001_f6795392cfb9b5c3.txt}): frees arrive in any order, and a magazine coming back for
-     * allocation would otherwise replay them LIFO. Slow path only (32 rounds: a few ns per object).
+     * @return the top round; the magazine must not be empty (callers test {@link #isEmpty()} or
+     *         {@code count} first: one load and one store)
      */
-    void sortForAscendingPops() {
-        java.util.Arrays.sort(rounds, 0, count);
-        for (int i = 0, j = count - 1; i < j; i++, j--) {
-            final long t = rounds[i];
-            rounds[i] = rounds[j];
-            rounds[j] = t;
-        }
+    long pop() {
+        return rounds[--count];
+    }
+
+    /** Pushes a round; the magazine must not be full (callers test {@link #isFull()} first). */
+    void push(final long address) {
+        rounds[count++] = address;
     }
 
     boolean isEmpty() {
@@ -41,5 +43,19 @@ final class Magazine {
 
     boolean isFull() {
         return count == rounds.length;
+    }
+
+    /**
+     * Orders the rounds so that pops hand them out in ascending address order: frees arrive in any
+     * order, and a magazine coming back for allocation would otherwise replay them LIFO. Slow path
+     * only (32 rounds: a few ns per object).
+     */
+    void sortForAscendingPops() {
+        Arrays.sort(rounds, 0, count);
+        for (int i = 0, j = count - 1; i < j; i++, j--) {
+            final long t = rounds[i];
+            rounds[i] = rounds[j];
+            rounds[j] = t;
+        }
     }
 }

@@ -18,7 +18,7 @@ final class PageHeap {
     private final int retainedEmptyChunks;
     final ChunkMap map;
     /** Serialises reserving new chunks; never held together with a cache lock. */
-    private final ReentrantLock growSerializer = new ReentrantLock();
+    final ReentrantLock growSerializer = new ReentrantLock();
     /** Guards publishing and removing chunks; held briefly, may be taken under a cache lock. */
     private final ReentrantLock growLock = new ReentrantLock();
     private volatile Chunk[] chunks = new Chunk[0];
@@ -54,6 +54,21 @@ final class PageHeap {
             }
         }
         return null;
+    }
+
+    /** @return the slab holding {@code address}, which must be ours; {@code hint[0]} caches the chunk between calls. */
+    Slab slabOf(final long address, final Chunk[] hint) {
+        Chunk c = hint[0];
+        if (c == null || !c.contains(address)) {
+            c = map.find(address);
+            hint[0] = c;
+        }
+        return c.slabs[c.head[c.pageOf(address)]];
+    }
+
+    /** @return the cache of the slab holding {@code address}, which must be ours. */
+    SlabCache cacheOf(final long address) {
+        return map.find(address).cacheOf(address);
     }
 
     /** @return the current set of chunks, to pass to {@link #grow(Chunk[])}. */
@@ -129,6 +144,11 @@ final class PageHeap {
         } finally {
             growSerializer.unlock();
         }
+    }
+
+    /** @return true while a thread holds the grow lock or the grow serialiser (tests: nothing may be left held). */
+    boolean growLocked() {
+        return growLock.isLocked() || growSerializer.isLocked();
     }
 
     /** @return reservations of a new chunk attempted (successful or not), under the grow serialiser. */

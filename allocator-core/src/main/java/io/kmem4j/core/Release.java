@@ -20,7 +20,7 @@ class Release implements Runnable {
 
     @Override
     public void run() {
-        allocator.release(address, capacity);
+        allocator.release(address, capacity, null);
     }
 
     /** The buffer this hook was made for could not be built: undo what making the hook counted. */

@@ -18,17 +18,17 @@ abstract class RemoteInboxPad2 extends RemoteInboxHead {
 }
 
 /**
- * The inbox of deferred (remote) frees sent to one owner (seed {@code 003_5484a2f8906cbf25.txt}:
+ * The inbox of deferred (remote) frees sent to one owner (the Linux 6.18 UDP receive series:
  * {@code skb_attempt_defer_free} hands a free back to the allocating CPU; mimalloc's
  * {@code thread_free} list is the same idea).
  *
  * <p>It is an intrusive lock-free stack linked through the freed objects themselves: the first 8
  * bytes of a freed object hold the address of the next one, so a free allocates nothing. A sender
- * links a whole batch privately and publishes it with one CAS ({@link #push}); the owner takes
+ * links a whole batch privately and publishes it with one CAS ({@link #pushMt}); the owner takes
  * everything with one swap ({@link #takeAll}). Take-all means no ABA problem. {@link #close} makes
  * further pushes fail, so the sender can route the batch elsewhere when the owner has died.
  *
- * <p>Threads: {@link #push} from any thread, never blocks (lock-free). {@link #takeAll} and
+ * <p>Threads: {@link #pushMt} from any thread, never blocks (lock-free). {@link #takeAll} and
  * {@link #close} from any thread (atomic swap). The plain write of a link happens before the CAS
  * that publishes it (volatile semantics), so the taker sees every link.
  *
@@ -72,7 +72,7 @@ final class RemoteInbox extends RemoteInboxPad2 {
      *
      * @return false when the inbox is closed (nothing was published)
      */
-    boolean push(final long first, final long last) {
+    boolean pushMt(final long first, final long last) {
         for (;;) {
             final long h = head;
             if (h == CLOSED) {
@@ -94,7 +94,7 @@ final class RemoteInbox extends RemoteInboxPad2 {
         for (long n = next(last); n != 0; n = next(last)) {
             last = n;
         }
-        if (!push(first, last)) {
+        if (!pushMt(first, last)) {
             throw new IllegalStateException("inbox closed");
         }
     }

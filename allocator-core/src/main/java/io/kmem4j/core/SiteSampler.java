@@ -9,9 +9,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Allocation-site sampling for leak hunting ({@code siteSampleRate=N}: one allocation in N). A
- * sampled allocation walks the stack to the first frame outside the allocator, the agent and
- * {@code java.nio} and
- * counts the buffer against that call site until it is released; {@link #outstanding(int)} lists
+ * sampled allocation walks the stack to the first frame outside the allocator, {@code java.nio}
+ * and the configured {@code siteFramesToSkip} (an agent's own packages), and counts the buffer against that call site until it is released; {@link #outstanding(int)} lists
  * the sites holding the most sampled bytes. At most {@link #MAX_SITES} sites are kept (later ones
  * are counted under {@link #OTHER}), so the memory used is bounded.
  *
@@ -24,12 +23,23 @@ final class SiteSampler {
     private static final StackWalker WALKER = StackWalker.getInstance();
 
     final int rate;
+    /** Class-name prefixes of frames that are not sites: the allocator's, {@code java.nio}'s, the configured ones. */
+    private final String[] skipped;
     private final Map<String, Site> sites = new ConcurrentHashMap<>();
     /** Sampled explicit buffers by address (tracked ones carry their site in their release hook). */
     private final Map<Long, Site> explicit = new ConcurrentHashMap<>();
 
-    SiteSampler(final int rate) {
+    /**
+     * @param rate        one allocation in {@code rate} is sampled
+     * @param framesToSkip further class-name prefixes of frames that are not sites (an agent's own)
+     */
+    SiteSampler(final int rate, final List<String> framesToSkip) {
         this.rate = rate;
+        // the classes on the allocation path down to here, and java.nio (the rewritten allocateDirect)
+        final List<String> skip = new ArrayList<>(List.of(SlabAllocator.class.getName(), BufferFactory.class.getName(),
+            SharedTier.class.getName(), SiteSampler.class.getName(), "java.nio."));
+        skip.addAll(framesToSkip);
+        this.skipped = skip.toArray(new String[0]);
     }
 
     /** A call site's sampled figures. */
@@ -58,7 +68,7 @@ final class SiteSampler {
     /** Records a sampled allocation of {@code capacity} bytes made by the caller's caller chain. */
     Site record(final int capacity) {
         final String name = WALKER.walk(frames -> frames
-            .filter(f -> !internal(f.getClassName()))
+            .filter(f -> !skipped(f.getClassName()))
             .findFirst()
             .map(f -> f.getClassName() + "." + f.getMethodName() + "(" + f.getFileName() + ":" + f.getLineNumber() + ")")
             .orElse("(unknown)"));
@@ -73,10 +83,14 @@ final class SiteSampler {
         return site;
     }
 
-    /** Frames of the allocator, the agent and {@code java.nio} (the rewritten allocateDirect) are not sites. */
-    private static boolean internal(final String className) {
-        return className.startsWith(SlabAllocator.class.getName()) || className.startsWith(SiteSampler.class.getName())
-            || className.startsWith("io.kmem4j.agent.") || className.startsWith("java.nio.");
+    /** Frames of the allocator, {@code java.nio} (the rewritten allocateDirect) and the configured prefixes are not sites. */
+    private boolean skipped(final String className) {
+        for (final String prefix : skipped) {
+            if (className.startsWith(prefix)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Records a sampled explicit buffer at {@code address}: its site counts it until it is freed. */

@@ -3,8 +3,9 @@ package io.kmem4j.core;
 /**
  * A slab: a run of pages in a {@link Chunk} cut into {@code objects} objects of one size class.
  * Free space is a bitmap (bit set = object free in the slab); refills take the lowest free
- * addresses first so consecutive allocations ascend in address and slabs stay compact (seed
- * {@code 001_f6795392cfb9b5c3.txt}). The slab's {@link Counters} word lives in
+ * addresses first so consecutive allocations ascend in address and slabs stay compact (the
+ * address-ordered policy of Wilson et al., "Dynamic Storage Allocation: A Survey and Critical
+ * Review", 1995, against the scattering of LIFO freelists). The slab's {@link Counters} word lives in
  * {@code chunk.counters[headPage]}.
  *
  * <p>Ownership: while frozen (some thread's current slab), only that thread changes the bitmap
@@ -65,7 +66,7 @@ final class Slab implements Comparable<Slab> {
      * @return objects moved
      */
     int fill(final Magazine m, final int max) {
-        if (SlabAllocator.DEBUG) {
+        if (Debug.ON) {
             check();
         }
         final int k = Math.min(max, Math.min(freeObjects(), m.rounds.length - m.count));

@@ -1,7 +1,12 @@
 package io.kmem4j.core;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
 
 /**
  * Immutable configuration of a {@link SlabAllocator}. Build with {@link #builder()}; every setter
@@ -27,9 +32,32 @@ public final class SlabAllocatorConfig {
     private final boolean zeroOnFree;
     private final boolean explicitLeakDetection;
     private final int siteSampleRate;
+    private final List<String> siteFramesToSkip;
+
+    /** A configuration key: its name, how a builder takes its text form, how a configuration shows it. */
+    private record Key(String name, BiConsumer<Builder, String> set, Function<SlabAllocatorConfig, Object> get) {
+    }
+
+    /** Every key, in the order {@link #keys()} and {@link #asMap()} list them: the one list of the allocator's keys. */
+    private static final List<Key> KEYS = List.of(
+        new Key("chunkSizeBytes", (b, v) -> b.chunkSizeBytes(number("chunkSizeBytes", v)), c -> c.chunkSizeBytes),
+        new Key("maxSizeClassBytes", (b, v) -> b.maxSizeClassBytes(number("maxSizeClassBytes", v)),
+            c -> c.maxSizeClassBytes),
+        new Key("minCapacityBytes", (b, v) -> b.minCapacityBytes(number("minCapacityBytes", v)), c -> c.minCapacityBytes),
+        new Key("magazineRounds", (b, v) -> b.magazineRounds(number("magazineRounds", v)), c -> c.magazineRounds),
+        new Key("depotMagazines", (b, v) -> b.depotMagazines(number("depotMagazines", v)), c -> c.depotMagazines),
+        new Key("retainedEmptyChunks", (b, v) -> b.retainedEmptyChunks(number("retainedEmptyChunks", v)),
+            c -> c.retainedEmptyChunks),
+        new Key("reapIntervalMillis", (b, v) -> b.reapIntervalMillis(number("reapIntervalMillis", v)),
+            c -> c.reapIntervalMillis),
+        new Key("zeroOnFree", (b, v) -> b.zeroOnFree(bool("zeroOnFree", v)), c -> c.zeroOnFree),
+        new Key("explicitLeakDetection", (b, v) -> b.explicitLeakDetection(bool("explicitLeakDetection", v)),
+            c -> c.explicitLeakDetection),
+        new Key("siteSampleRate", (b, v) -> b.siteSampleRate(number("siteSampleRate", v)), c -> c.siteSampleRate));
 
     private SlabAllocatorConfig(final Builder b) {
         this.siteSampleRate = b.siteSampleRate;
+        this.siteFramesToSkip = List.copyOf(b.siteFramesToSkip);
         this.zeroOnFree = b.zeroOnFree;
         this.explicitLeakDetection = b.explicitLeakDetection;
         this.chunkSizeBytes = b.chunkSizeBytes;
@@ -70,7 +98,7 @@ public final class SlabAllocatorConfig {
     }
 
     /**
-     * @return objects per magazine, M (default 32; Bonwick, seed 002); caches of objects above 4 KiB use
+     * @return objects per magazine, M (default 32; Bonwick and Adams, USENIX 2001); caches of objects above 4 KiB use
      *         at most 8, above 128 KiB 1 (see {@code SlabCache.magazineRounds})
      */
     public int magazineRounds() {
@@ -126,19 +154,30 @@ public final class SlabAllocatorConfig {
         return siteSampleRate;
     }
 
-    /** @return the effective settings by key, in a stable order (for logs and JMX). */
+    /**
+     * @return class-name prefixes of stack frames that are never allocation sites, besides the
+     *         allocator's own and {@code java.nio}'s (default none; a library or agent wrapping the
+     *         allocator names its own packages)
+     */
+    public List<String> siteFramesToSkip() {
+        return siteFramesToSkip;
+    }
+
+    /** @return the name of every key a text configuration may set ({@link Builder#set}), in a stable order. */
+    public static List<String> keys() {
+        final List<String> names = new ArrayList<>(KEYS.size());
+        for (final Key k : KEYS) {
+            names.add(k.name);
+        }
+        return names;
+    }
+
+    /** @return the effective settings by key, in the order of {@link #keys()} (for logs and JMX). */
     public Map<String, String> asMap() {
         final Map<String, String> m = new LinkedHashMap<>();
-        m.put("chunkSizeBytes", Integer.toString(chunkSizeBytes));
-        m.put("maxSizeClassBytes", Integer.toString(maxSizeClassBytes));
-        m.put("minCapacityBytes", Integer.toString(minCapacityBytes));
-        m.put("magazineRounds", Integer.toString(magazineRounds));
-        m.put("depotMagazines", Integer.toString(depotMagazines));
-        m.put("retainedEmptyChunks", Integer.toString(retainedEmptyChunks));
-        m.put("reapIntervalMillis", Long.toString(reapIntervalMillis));
-        m.put("zeroOnFree", Boolean.toString(zeroOnFree));
-        m.put("explicitLeakDetection", Boolean.toString(explicitLeakDetection));
-        m.put("siteSampleRate", Integer.toString(siteSampleRate));
+        for (final Key k : KEYS) {
+            m.put(k.name, String.valueOf(k.get.apply(this)));
+        }
         return m;
     }
 
@@ -159,6 +198,40 @@ public final class SlabAllocatorConfig {
         return value;
     }
 
+    /**
+     * Parses {@code 4096}, {@code 64k}, {@code 4m}, {@code 1g} (binary units, case-insensitive).
+     *
+     * @throws NumberFormatException when {@code value} is not such a number or overflows
+     */
+    public static long parseSize(final String value) {
+        final String v = value.trim().toLowerCase(Locale.ROOT);
+        final char last = v.isEmpty() ? ' ' : v.charAt(v.length() - 1);
+        final int shift = last == 'k' ? 10 : last == 'm' ? 20 : last == 'g' ? 30 : 0;
+        final long n = Long.parseLong(shift == 0 ? v : v.substring(0, v.length() - 1));
+        if (shift != 0 && (n > (Long.MAX_VALUE >> shift) || n < 0)) {
+            throw new NumberFormatException(value);
+        }
+        return n << shift;
+    }
+
+    private static long number(final String key, final String value) {
+        try {
+            return parseSize(value);
+        } catch (final NumberFormatException e) {
+            throw invalid(key, value, "an integer, optionally with k, m or g for KiB, MiB, GiB");
+        }
+    }
+
+    private static boolean bool(final String key, final String value) {
+        if ("true".equalsIgnoreCase(value.trim())) {
+            return true;
+        }
+        if ("false".equalsIgnoreCase(value.trim())) {
+            return false;
+        }
+        throw invalid(key, value, "true, false");
+    }
+
     /** Mutable builder; not thread-safe. */
     public static final class Builder {
         private int chunkSizeBytes = 4 << 20;
@@ -171,8 +244,40 @@ public final class SlabAllocatorConfig {
         private boolean zeroOnFree = true;
         private boolean explicitLeakDetection;
         private int siteSampleRate;
+        private List<String> siteFramesToSkip = List.of();
 
         private Builder() {
+        }
+
+        /**
+         * Sets a key from its text form, as configuration files and agent arguments give it: sizes
+         * and counts as integers with an optional {@code k}, {@code m} or {@code g} suffix (binary),
+         * switches as {@code true} or {@code false}.
+         *
+         * @param key   one of {@link SlabAllocatorConfig#keys()}
+         * @param value its text
+         * @return this builder
+         * @throws IllegalArgumentException naming the key, the value and what is allowed (an unknown
+         *         key: naming the known ones)
+         */
+        public Builder set(final String key, final String value) {
+            for (final Key k : KEYS) {
+                if (k.name.equals(key)) {
+                    k.set.accept(this, value);
+                    return this;
+                }
+            }
+            throw new IllegalArgumentException("unknown kmem4j setting " + key + "=" + value + " (known: "
+                + String.join(", ", keys()) + ")");
+        }
+
+        /**
+         * @param prefixes class-name prefixes of frames that are not allocation sites (e.g. {@code "com.acme.pool."})
+         * @return this builder
+         */
+        public Builder siteFramesToSkip(final List<String> prefixes) {
+            this.siteFramesToSkip = List.copyOf(prefixes);
+            return this;
         }
 
         /**

@@ -1,13 +1,12 @@
 package io.kmem4j.core;
 
-import java.util.ArrayDeque;
 import java.util.TreeSet;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A cache ({@code kmem_cache} analogue): all objects of one size class. It owns a depot of full
- * and empty magazines, a partial list of slabs ordered by address, at most one spare empty slab,
- * and the slow-path statistics.
+ * A cache ({@code kmem_cache} analogue): all objects of one size class. It owns a {@link Depot} of
+ * full and empty magazines, a partial list of slabs ordered by address, at most one spare empty
+ * slab, the shared magazine of threads without a private cache, and the slow-path statistics.
  *
  * <pre>
  *   thread caches ──magazine exchange──▶ depot: full[] / empty[]      (lock)
@@ -16,12 +15,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * </pre>
  *
  * <p>Lock: one {@link ReentrantLock} per cache, never a global one. It protects the depot, the
- * partial list, the spare, and the bitmap and counters word of every slab of this cache that is
- * not frozen. Lock order: a cache lock, then {@link PageHeap}'s grow lock; never two cache locks.
- * Remote pushes (lock-free) may happen under the lock.
+ * partial list, the spare, the shared magazine, and the bitmap and counters word of every slab of
+ * this cache that is not frozen. Lock order: a cache lock, then {@link PageHeap}'s grow lock; never
+ * two cache locks. Remote pushes (lock-free) may happen under the lock.
  */
 final class SlabCache {
-    final SlabAllocator allocator;
     final int id;
     final int classIndex;
     final int objectSize;
@@ -32,9 +30,8 @@ final class SlabCache {
     final String name;
     final ReentrantLock lock = new ReentrantLock();
 
-    // pre-sized past their limits: adding never grows them, so a depot operation never fails half-way
-    private final ArrayDeque<Magazine> fullMagazines;
-    private final ArrayDeque<Magazine> emptyMagazines;
+    final Depot depot;
+    private final PageHeap pages;
     private final TreeSet<Slab> partial = new TreeSet<>();
     private Slab spare;
     /** Rounds for threads without a private cache (virtual threads), used under the lock. */
@@ -45,22 +42,26 @@ final class SlabCache {
 
     // statistics, written under the lock, read racily
     long slabs;
-    long depotExchanges;
     long slabsCreated;
     long slabsFreed;
     long doubleFrees;
 
-    SlabCache(final SlabAllocator allocator, final int classIndex, final int objectSize) {
-        this.allocator = allocator;
+    /**
+     * @param classIndex the size class
+     * @param objectSize bytes per object
+     * @param config     magazine rounds and depot size
+     * @param pages      where new slabs come from
+     */
+    SlabCache(final int classIndex, final int objectSize, final SlabAllocatorConfig config, final PageHeap pages) {
+        this.pages = pages;
         this.classIndex = classIndex;
         this.objectSize = objectSize;
         this.slabPages = SizeClasses.slabPages(objectSize);
         this.objectsPerSlab = (int) Math.min(Counters.MAX_OBJECTS,
             ((long) slabPages * SlabAllocatorConfig.PAGE_SIZE_BYTES) / objectSize);
         this.name = "kmem4j-" + objectSize;
-        this.magazineRounds = magazineRounds(allocator.config.magazineRounds(), objectSize);
-        this.fullMagazines = new ArrayDeque<>(allocator.config.depotMagazines() + 2);
-        this.emptyMagazines = new ArrayDeque<>(allocator.config.depotMagazines() + 3);
+        this.magazineRounds = magazineRounds(config.magazineRounds(), objectSize);
+        this.depot = new Depot(config.depotMagazines(), magazineRounds);
         this.id = CacheTable.register(this);
     }
 
@@ -78,41 +79,6 @@ final class SlabCache {
     static int magazineRounds(final int configured, final int objectSize) {
         final int limit = objectSize > 128 * 1024 ? 1 : objectSize > 4096 ? 8 : Integer.MAX_VALUE;
         return Math.max(1, Math.min(configured, limit));
-    }
-
-    // ---- depot (lock held) -------------------------------------------------------------------
-
-    Magazine takeFullLocked() {
-        final Magazine m = fullMagazines.pollFirst();
-        if (m != null) {
-            depotExchanges++;
-        }
-        return m;
-    }
-
-    /** @return false when the depot is at its limit (the caller flushes the magazine instead). */
-    boolean putFullLocked(final Magazine m) {
-        if (fullMagazines.size() >= allocator.config.depotMagazines()) {
-            return false;
-        }
-        fullMagazines.addFirst(m);
-        depotExchanges++;
-        return true;
-    }
-
-    Magazine takeEmptyLocked() {
-        final Magazine m = emptyMagazines.pollFirst();
-        return m != null ? m : new Magazine(magazineRounds);
-    }
-
-    void putEmptyLocked(final Magazine m) {
-        if (emptyMagazines.size() < allocator.config.depotMagazines() + 1) {
-            emptyMagazines.addFirst(m);
-        }
-    }
-
-    int fullMagazinesLocked() {
-        return fullMagazines.size();
     }
 
     // ---- slabs (lock held) -------------------------------------------------------------------
@@ -151,7 +117,7 @@ final class SlabCache {
         if (retired) {
             throw new RetiredException(name);
         }
-        final Slab s = allocator.pages.tryNewSlab(this);
+        final Slab s = pages.tryNewSlab(this);
         if (s != null) {
             slabs++;
             slabsCreated++;
@@ -170,7 +136,7 @@ final class SlabCache {
 
     /** Unfreezes {@code s} (the owner gives it up): it joins the partial list or is emptied. */
     void unfreezeLocked(final Slab s) {
-        if (SlabAllocator.DEBUG) {
+        if (Debug.ON) {
             s.check();
         }
         s.chunk.ownerRelease(s.headPage, 0);
@@ -186,12 +152,12 @@ final class SlabCache {
 
     /**
      * Returns an object to its slab's bitmap on behalf of {@code me}; an object of a slab frozen by
-     * another thread is sent to that thread instead (deferred free, seed {@code 003_5484a2f8906cbf25.txt}).
+     * another thread is sent to that thread instead (deferred free: only a slab's owner writes its bitmap).
      */
     void returnObjectLocked(final Slab s, final long address, final ThreadCache me) {
         final int owner = s.chunk.ownerAcquire(s.headPage);
         if (owner != 0 && owner != me.id) {
-            me.sendRemote(owner, address);
+            me.freeRemote(owner, address);
             return;
         }
         final boolean wasFull = s.inuse() == s.objects;
@@ -221,16 +187,15 @@ final class SlabCache {
         if (shared == null) {
             shared = new Magazine(magazineRounds);
         }
-        if (shared.count == 0) {
-            final Magazine full = takeFullLocked();
+        if (shared.isEmpty()) {
+            final Magazine full = depot.exchangeForFull(shared);
             if (full != null) {
-                putEmptyLocked(shared);
                 shared = full;
             } else if (fillSharedLocked(shared, shared.rounds.length) == 0) {
                 return 0;
             }
         }
-        return shared.rounds[--shared.count];
+        return shared.pop();
     }
 
     /**
@@ -238,10 +203,10 @@ final class SlabCache {
      * the shared magazine (the next request gets it), or into its slab when that magazine filled meanwhile.
      */
     void untakeOneLocked(final long address, final ThreadCache me) {
-        if (shared.count < shared.rounds.length) {
-            shared.rounds[shared.count++] = address;
+        if (!shared.isFull()) {
+            shared.push(address);
         } else {
-            returnObjectLocked(allocator.slabOf(address, new Chunk[1]), address, me);
+            returnObjectLocked(pages.slabOf(address, new Chunk[1]), address, me);
         }
     }
 
@@ -283,11 +248,11 @@ final class SlabCache {
     /** Flushes every round of {@code m} back to the slabs. */
     void flushLocked(final Magazine m, final ThreadCache me) {
         final Chunk[] hint = new Chunk[1];
-        while (m.count > 0) {
+        while (!m.isEmpty()) {
             // pop first: if returning throws (heap exhausted), that round is at worst leaked, never
             // left both in the magazine and free in its slab (which would hand it out twice)
-            final long a = m.rounds[--m.count];
-            returnObjectLocked(allocator.slabOf(a, hint), a, me);
+            final long a = m.pop();
+            returnObjectLocked(pages.slabOf(a, hint), a, me);
         }
     }
 
@@ -306,7 +271,7 @@ final class SlabCache {
     private void destroyLocked(final Slab s) {
         slabs--;
         slabsFreed++;
-        allocator.pages.freeSlab(s);
+        pages.freeSlab(s);
     }
 
     /**
@@ -319,9 +284,9 @@ final class SlabCache {
             flushLocked(shared, me);
         }
         Magazine m;
-        while ((m = fullMagazines.pollFirst()) != null) {
+        while ((m = depot.pollFull()) != null) {
             flushLocked(m, me);
-            putEmptyLocked(m);
+            depot.keepEmpty(m);
         }
         if (spare != null) {
             final Slab s = spare;
@@ -330,18 +295,9 @@ final class SlabCache {
         }
     }
 
-    /** @return objects held in the depot's full magazines (statistics, lock held). */
-    long depotObjectsLocked() {
-        long n = 0;
-        for (final Magazine m : fullMagazines) {
-            n += m.count;
-        }
-        return n;
-    }
-
     /** @return objects held by the cache itself: depot and shared magazine (lock held). */
     long heldObjectsLocked() {
-        return depotObjectsLocked() + (shared == null ? 0 : shared.count);
+        return depot.objects() + (shared == null ? 0 : shared.count);
     }
 
     int partialSlabsLocked() {

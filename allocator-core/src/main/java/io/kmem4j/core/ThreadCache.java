@@ -4,58 +4,52 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * Per-thread cache: for each size class a loaded and a previous {@link Magazine} and the thread's
- * frozen slab; the thread's {@link RemoteInbox}; outgoing batches of remote frees; and plain
- * statistics counters.
+ * A per-thread cache: for each size class a loaded and a previous {@link Magazine} and the
+ * thread's frozen slab; the thread's {@link RemoteInbox}; its outgoing {@link RemoteBatches}; and
+ * plain statistics counters. The magazine layer of Bonwick and Adams ("Magazines and Vmem", USENIX
+ * 2001) with a thread in the place of a CPU.
  *
  * <pre>
- *   loaded[c]   ─pop/push─▶ the fast path: one array load and one store, no lock, no atomic
- *   previous[c] ─swap─────▶ exchanged with loaded when loaded is empty (alloc) or full (free)
+ *   loaded[c]   ─pop/push─▶ the hit paths: one array load and one store, no lock, no atomic
+ *   previous[c] ─swap─────▶ exchanged with loaded when loaded is empty (allocate) or full (free)
  *   current[c]  frozen slab: refills take its lowest free objects without a lock
- *   out[k]      up to 4 batches of frees for other owners, linked through the freed objects,
- *               handed over in one CAS when 32 deep or on this thread's next slow path
+ *   out         batches of frees for other owners (one CAS per batch)
  *   inbox       frees other threads sent to this owner; absorbed on this thread's slow path
  * </pre>
  *
  * <p>Kinds: {@link #CACHING} for platform threads (everything above); {@link #DEFERRING} for the
- * JDK's "Reference Handler" thread, which runs GC-driven cleaners and must never block, so each of
- * its frees is pushed to the owner's inbox at once; {@link #SHARED}, one instance for all virtual
- * threads, which allocate under the cache lock and defer their frees (never one cache per virtual
- * thread).
+ * JDK's GC cleaner thread, which must never block, so each of its frees goes to the owner's inbox
+ * at once; {@link #SHARED}, one instance for all virtual threads, which allocate under the cache
+ * lock and defer their frees (never one cache per virtual thread).
  *
  * <p>Ownership: every field except {@code inbox} is written only by the owning thread (or, for a
  * dead thread, by the reaper after {@code Thread.isAlive()} returned false, which orders it after
- * the thread's last action). Statistics are read racily by {@link SlabAllocator#stats()}. The
- * {@link #SHARED} instance updates its statistics atomically.
+ * the thread's last action). Statistics are read racily by the accounting (plain {@code long}
+ * reads: a figure may be a moment old, never torn on a 64-bit JVM). The {@link #SHARED} instance
+ * updates its statistics atomically.
  */
 final class ThreadCache {
     static final int CACHING = 0;
     static final int DEFERRING = 1;
     static final int SHARED = 2;
 
-    static final int OUT_SLOTS = 4;
-    static final int REMOTE_BATCH = 32;
-
     // scalar statistics (indices into stats)
     static final int ALLOC_BYTES = 0;
     static final int FREE_BYTES = 1;
-    static final int EXPLICIT_FREES = 2;
-    static final int GC_FREES = 3;
-    static final int REMOTE_SENT = 4;
-    static final int REMOTE_ABSORBED = 5;
-    static final int REMOTE_BATCHES = 6;
+    static final int REMOTE_SENT = 2;
+    static final int REMOTE_ABSORBED = 3;
+    static final int REMOTE_BATCHES = 4;
     static final int SCALARS = 8;
-    // per-class statistics: stats[classBase(c) + k]; one 64-byte line per class
+    // per-class statistics: stats[classBase(c) + k]; one 64-byte line per class. Hits are not
+    // counted: hits = ALLOCS - MISSES (misses are counted on the slow path only).
     static final int ALLOCS = 0;
     static final int FREES = 1;
-    static final int HITS = 2;
-    static final int MISSES = 3;
-    static final int ASCENDING = 4;
+    static final int MISSES = 2;
+    static final int ASCENDING = 3;
     static final int CLASS_STRIDE = 8;
 
     private static final VarHandle STATS = MethodHandles.arrayElementVarHandle(long[].class);
 
-    final SlabAllocator allocator;
     final int id;
     final Thread thread;
     final int kind;
@@ -65,11 +59,9 @@ final class ThreadCache {
     final long[] lastAddress;
     final long[] stats;
     final RemoteInbox inbox = new RemoteInbox();
-
-    private final int[] outOwner = new int[OUT_SLOTS];
-    private final long[] outHead = new long[OUT_SLOTS];
-    private final long[] outTail = new long[OUT_SLOTS];
-    private final int[] outCount = new int[OUT_SLOTS];
+    private final RemoteBatches out;
+    private final RemoteFrees remote;
+    private final SlabCache[] caches;
 
     /** Re-entrancy guard: set while this thread is inside an allocator slow path. */
     boolean busy;
@@ -77,12 +69,21 @@ final class ThreadCache {
     /** Allocations left until the next sampled one (site sampling on). */
     int sampleCountdown;
 
-    ThreadCache(final SlabAllocator allocator, final int id, final Thread thread, final int kind) {
-        this.allocator = allocator;
+    /**
+     * @param id     this cache's id (what a frozen slab's owner word holds), unique among live caches
+     * @param thread the owner, or {@code null} for the shared kinds
+     * @param kind   {@link #CACHING}, {@link #DEFERRING} or {@link #SHARED}
+     * @param caches the size classes' caches (magazine sizes, depots)
+     * @param remote where remote frees go
+     */
+    ThreadCache(final int id, final Thread thread, final int kind, final SlabCache[] caches, final RemoteFrees remote) {
         this.id = id;
         this.thread = thread;
         this.kind = kind;
-        final int classes = allocator.classes.count();
+        this.caches = caches;
+        this.remote = remote;
+        this.out = new RemoteBatches(remote);
+        final int classes = caches.length;
         this.loaded = new Magazine[classes];
         this.previous = new Magazine[classes];
         this.current = new Slab[classes];
@@ -90,9 +91,8 @@ final class ThreadCache {
         this.stats = new long[SCALARS + classes * CLASS_STRIDE];
         if (kind == CACHING) {
             for (int c = 0; c < classes; c++) {
-                final int rounds = allocator.cache(c).magazineRounds;
-                loaded[c] = new Magazine(rounds);
-                previous[c] = new Magazine(rounds);
+                loaded[c] = new Magazine(caches[c].magazineRounds);
+                previous[c] = new Magazine(caches[c].magazineRounds);
             }
         }
     }
@@ -111,65 +111,140 @@ final class ThreadCache {
     }
 
     /**
+     * Counts an allocation served from this {@link #CACHING} thread's magazines (plain stores): a
+     * miss when it came from the slow path; the address-order figure compares with the previous one.
+     */
+    void countAllocation(final int cls, final long address, final int capacity, final boolean miss) {
+        final long[] st = stats;
+        final int base = classBase(cls);
+        st[base + ALLOCS]++;
+        if (miss) {
+            st[base + MISSES]++;
+        }
+        st[ALLOC_BYTES] += capacity;
+        if (address > lastAddress[cls]) {
+            st[base + ASCENDING]++;
+        }
+        lastAddress[cls] = address;
+    }
+
+    /** Counts a release made on this thread. */
+    void countFree(final int cls, final int capacity) {
+        count(classBase(cls) + FREES, 1);
+        count(FREE_BYTES, capacity);
+    }
+
+    // ---- magazines (owner only) -------------------------------------------------------------
+
+    /**
+     * Allocation, loaded magazine empty: pops the previous one if it has rounds (swapping the two).
+     *
+     * @return an object, or 0 when both magazines are empty
+     */
+    long popPrevious(final int cls) {
+        final Magazine p = previous[cls];
+        if (p.isEmpty()) {
+            return 0;
+        }
+        p.sortForAscendingPops();
+        previous[cls] = loaded[cls];
+        loaded[cls] = p;
+        return p.pop();
+    }
+
+    /** Keeps an object this thread holds (no statistics): on the loaded magazine, or {@link #spill}. */
+    void keep(final int cls, final long address) {
+        final Magazine m = loaded[cls];
+        if (!m.isFull()) {
+            m.push(address);
+        } else {
+            spill(cls, address);
+        }
+    }
+
+    /**
+     * The free slow path, loaded magazine full (Bonwick's magazine layer): swap with an empty
+     * previous magazine; else trade the previous one for an empty one of the depot; else (depot at
+     * its limit) flush the previous one to the slabs and reuse it.
+     */
+    void spill(final int cls, final long address) {
+        final boolean wasBusy = busy;
+        busy = true;
+        try {
+            final Magazine m = loaded[cls];
+            final Magazine p = previous[cls];
+            if (p.isEmpty()) {
+                loaded[cls] = p;
+                previous[cls] = m;
+                p.push(address);
+                return;
+            }
+            final SlabCache c = caches[cls];
+            Magazine e;
+            c.lock.lock();
+            try {
+                e = c.depot.exchangeForEmpty(p); // may throw (heap exhausted): nothing has changed then
+                if (e == null) {
+                    c.flushLocked(p, this);
+                    e = p;
+                }
+            } finally {
+                c.lock.unlock();
+            }
+            previous[cls] = m;
+            loaded[cls] = e;
+            e.push(address);
+        } finally {
+            busy = wasBusy;
+        }
+    }
+
+    /** Debug mode: is {@code address} already waiting in this thread's magazines of {@code cls}? */
+    boolean holds(final int cls, final long address) {
+        for (final Magazine m : new Magazine[] {loaded[cls], previous[cls]}) {
+            for (int i = 0; i < m.count; i++) {
+                if (m.rounds[i] == address) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    // ---- remote frees ----------------------------------------------------------------------
+
+    /**
      * Sends a free to the owner of the object's slab: batched per owner for {@link #CACHING}
      * threads, pushed at once otherwise (never blocks).
      */
-    void sendRemote(final int owner, final long address) {
+    void freeRemote(final int owner, final long address) {
         count(REMOTE_SENT, 1);
         if (kind != CACHING) {
             count(REMOTE_BATCHES, 1);
-            allocator.deliver(owner, address, address);
+            remote.deliverMt(owner, address, address);
             return;
         }
-        final int s = owner & (OUT_SLOTS - 1);
-        if (outCount[s] != 0 && outOwner[s] != owner) {
-            flushSlot(s);
-        }
-        if (outCount[s] == 0) {
-            outOwner[s] = owner;
-            outTail[s] = address;
-        }
-        outHead[s] = RemoteInbox.link(address, outHead[s]);
-        if (++outCount[s] >= REMOTE_BATCH) {
-            flushSlot(s);
+        final int handed = out.add(owner, address);
+        if (handed != 0) {
+            stats[REMOTE_BATCHES] += handed;
         }
     }
 
     /** Hands every pending outgoing batch to its owner. */
     void flushOutgoing() {
-        for (int s = 0; s < OUT_SLOTS; s++) {
-            if (outCount[s] != 0) {
-                flushSlot(s);
-            }
+        final int handed = out.flush();
+        if (handed != 0) {
+            count(REMOTE_BATCHES, handed);
         }
     }
 
-    /** @return frees waiting in outgoing batches (for the debug invariant and statistics). */
+    /** @return frees waiting in outgoing batches. */
     int pendingOutgoing() {
-        int n = 0;
-        for (int s = 0; s < OUT_SLOTS; s++) {
-            n += outCount[s];
-        }
-        return n;
+        return out.pending();
     }
 
     /** Calls {@code action} for every free waiting in an outgoing batch (quiescent use only). */
     void forEachPending(final java.util.function.LongConsumer action) {
-        for (int s = 0; s < OUT_SLOTS; s++) {
-            long a = outHead[s];
-            for (int i = 0; i < outCount[s]; i++) {
-                action.accept(a);
-                a = RemoteInbox.next(a);
-            }
-        }
-    }
-
-    private void flushSlot(final int s) {
-        count(REMOTE_BATCHES, 1);
-        allocator.deliver(outOwner[s], outHead[s], outTail[s]);
-        outHead[s] = 0;
-        outTail[s] = 0;
-        outCount[s] = 0;
-        outOwner[s] = 0;
+        out.forEachPending(action);
     }
 }

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class DebugModeTest {
     @BeforeEach
     void onlyInDebugMode() {
-        Assumptions.assumeTrue(SlabAllocator.DEBUG, "run with -Dkmem4j.debug=true (surefire execution debug-mode)");
+        Assumptions.assumeTrue(Debug.ON, "run with -Dkmem4j.debug=true (surefire execution debug-mode)");
     }
 
     @Test
@@ -26,7 +26,7 @@ class DebugModeTest {
             final ByteBuffer staleView = root.duplicate();
             invokeCleaner(root);
             // a use-after-free through a view now reads poison, not the old data
-            assertThat(firstNot(staleView, SlabAllocator.POISON)).isEqualTo(-1);
+            assertThat(firstNot(staleView, Debug.POISON)).isEqualTo(-1);
             final ByteBuffer again = a.allocate(4096);
             assertThat(firstNot(again, (byte) 0)).isEqualTo(-1);
             invokeCleaner(again);

@@ -144,9 +144,9 @@ class FailureAtomicityTest {
         final SlabAllocator a = new SlabAllocator(failure.config(), constructor);
         try {
             final FailingMap<Long, Object> leakTable = failure == Failure.LEAK_REGISTRATION_FAILS
-                ? swapMap(field(SlabAllocator.class, "leakDetector").get(a), "tracked") : null;
+                ? swapMap(a.leakDetector, "tracked") : null;
             final FailingMap<Long, Object> sampledExplicit = failure == Failure.EXPLICIT_SITE_RECORD_FAILS
-                ? swapMap(field(SlabAllocator.class, "sampler").get(a), "explicit") : null;
+                ? swapMap(a.sampler, "explicit") : null;
             TestSupport.onFreshThread("failure-atomicity", () -> {
                 final List<ByteBuffer> keep = new ArrayList<>();
                 if (source == Source.SHARED_TIER) {
@@ -225,15 +225,12 @@ class FailureAtomicityTest {
     // ------------------------------------------------------------------------------------------------ helpers
 
     /** Makes the calling thread use the shared tier, as a virtual thread does. */
-    @SuppressWarnings("unchecked")
-    private static void useSharedTier(final SlabAllocator a) throws ReflectiveOperationException {
-        ((ThreadLocal<ThreadCache>) field(SlabAllocator.class, "local").get(a))
-            .set((ThreadCache) field(SlabAllocator.class, "sharedCache").get(a));
+    private static void useSharedTier(final SlabAllocator a) {
+        a.registry.bindCurrent(a.registry.shared);
     }
 
-    @SuppressWarnings("unchecked")
-    private static ThreadCache threadCache(final SlabAllocator a) throws ReflectiveOperationException {
-        return ((ThreadLocal<ThreadCache>) field(SlabAllocator.class, "local").get(a)).get();
+    private static ThreadCache threadCache(final SlabAllocator a) {
+        return a.registry.current();
     }
 
     /** Replaces {@code owner.name} (a map) by a {@link FailingMap} holding the same entries. */

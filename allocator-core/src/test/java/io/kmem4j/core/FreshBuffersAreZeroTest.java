@@ -132,13 +132,13 @@ class FreshBuffersAreZeroTest {
 
     /**
      * Makes the owner a regular of every class (more allocations than
-     * {@link SlabAllocator#FREEZE_AFTER_ALLOCATIONS}), so its next refills freeze slabs of its own and
+     * {@link Refill#FREEZE_AFTER_ALLOCATIONS}), so its next refills freeze slabs of its own and
      * releases on other threads are deferred to it. One block per class, allocated and released in turn.
      */
     private static void warmUp(final SlabAllocator a, final List<Integer> sizes, final boolean tracked) {
         for (int c = 0; c < a.classes.count(); c++) {
             final List<ByteBuffer> one = new ArrayList<>(1);
-            for (int i = 0; i <= SlabAllocator.FREEZE_AFTER_ALLOCATIONS; i++) {
+            for (int i = 0; i <= Refill.FREEZE_AFTER_ALLOCATIONS; i++) {
                 one.add(tracked ? a.allocate(a.classes.size(c)) : a.allocateExplicit(a.classes.size(c)));
                 releaseAll(a, one, tracked);
                 one.clear();

@@ -205,7 +205,7 @@ class InformationSafetyTest {
                 case ALIAS_INSIDE_OURS: return JdkInternals.newDirectBuffer(OURS - 128, address(ours) + 64, null);
                 case ALIAS_OTHER_SIZE_CLASS: return JdkInternals.newDirectBuffer(100, address(ours), null);
                 case ALIAS_UNALLOCATED_OBJECT: {
-                    final Slab s = a.slabOf(address(ours), new Chunk[1]);
+                    final Slab s = a.pages.slabOf(address(ours), new Chunk[1]);
                     final int last = s.objects - 1;
                     assertThat(s.free[last >>> 6] & (1L << last)).as("precondition: %s's last object never handed out", s)
                         .isNotZero();

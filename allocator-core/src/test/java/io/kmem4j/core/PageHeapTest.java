@@ -2,7 +2,6 @@ package io.kmem4j.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -26,12 +25,10 @@ class PageHeapTest {
     private final List<PageHeap> heaps = new ArrayList<>();
 
     @BeforeEach
-    void setUp() throws ReflectiveOperationException {
+    void setUp() {
         a = new SlabAllocator(SlabAllocatorConfig.builder().maxSizeClassBytes(32 << 10).chunkSizeBytes(CHUNK)
             .reapIntervalMillis(60_000).build());
-        final Field f = SlabAllocator.class.getDeclaredField("caches");
-        f.setAccessible(true);
-        final SlabCache[] caches = (SlabCache[]) f.get(a);
+        final SlabCache[] caches = TestSupport.caches(a);
         one = caches[a.classes.indexOf(64)];
         two = caches[a.classes.indexOf(16 << 10)];
         four = caches[a.classes.indexOf(32 << 10)];
@@ -78,9 +75,7 @@ class PageHeapTest {
     @Test
     void aGrowerQueuedBehindASlowHolderWaitsAndGrowsInsteadOfGivingUp() throws Exception {
         final PageHeap h = heap(1);
-        final Field f = PageHeap.class.getDeclaredField("growSerializer");
-        f.setAccessible(true);
-        final java.util.concurrent.locks.ReentrantLock serializer = (java.util.concurrent.locks.ReentrantLock) f.get(h);
+        final java.util.concurrent.locks.ReentrantLock serializer = h.growSerializer;
         final java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
         final Thread holder = new Thread(() -> {
             serializer.lock();

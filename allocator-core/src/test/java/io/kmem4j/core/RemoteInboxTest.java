@@ -75,11 +75,11 @@ class RemoteInboxTest {
     void takeAllReturnsBatchesLastPushedFirst() {
         final RemoteInbox inbox = new RemoteInbox();
         chain(obj[0], obj[1], obj[2]);
-        assertThat(inbox.push(obj[0], obj[2])).isTrue();
+        assertThat(inbox.pushMt(obj[0], obj[2])).isTrue();
         assertThat(inbox.nonEmpty()).isTrue();
-        assertThat(inbox.push(obj[3], obj[3])).isTrue();
+        assertThat(inbox.pushMt(obj[3], obj[3])).isTrue();
         chain(obj[4], obj[5]);
-        assertThat(inbox.push(obj[4], obj[5])).isTrue();
+        assertThat(inbox.pushMt(obj[4], obj[5])).isTrue();
 
         final long head = inbox.takeAll();
         assertThat(walk(head)).containsExactly(obj[4], obj[5], obj[3], obj[0], obj[1], obj[2]);
@@ -88,7 +88,7 @@ class RemoteInboxTest {
 
         // the inbox stays open: a new push starts a fresh chain ending in 0
         chain(obj[6], obj[7]);
-        assertThat(inbox.push(obj[6], obj[7])).isTrue();
+        assertThat(inbox.pushMt(obj[6], obj[7])).isTrue();
         assertThat(walk(inbox.takeAll())).containsExactly(obj[6], obj[7]);
         assertThat(inbox.takeAll()).isZero();
     }
@@ -97,27 +97,27 @@ class RemoteInboxTest {
     void closeReturnsThePendingChainAndRejectsLaterPushes() {
         final RemoteInbox inbox = new RemoteInbox();
         chain(obj[0], obj[1]);
-        assertThat(inbox.push(obj[0], obj[1])).isTrue();
-        assertThat(inbox.push(obj[2], obj[2])).isTrue();
+        assertThat(inbox.pushMt(obj[0], obj[1])).isTrue();
+        assertThat(inbox.pushMt(obj[2], obj[2])).isTrue();
 
         assertThat(walk(inbox.close())).containsExactly(obj[2], obj[0], obj[1]);
         assertThat(inbox.nonEmpty()).isFalse();
 
         UnsafeApi.putLong(obj[3], 0x1234L);
-        assertThat(inbox.push(obj[3], obj[3])).isFalse();
+        assertThat(inbox.pushMt(obj[3], obj[3])).isFalse();
         // a rejected push leaves the object's link alone
         assertThat(UnsafeApi.getLong(obj[3])).isEqualTo(0x1234L);
         assertThat(inbox.nonEmpty()).isFalse();
         assertThat(inbox.takeAll()).isZero();
         assertThat(inbox.close()).isZero();
-        assertThat(inbox.push(obj[4], obj[4])).isFalse();
+        assertThat(inbox.pushMt(obj[4], obj[4])).isFalse();
     }
 
     @Test
     void closeOfAnEmptyInboxStillClosesIt() {
         final RemoteInbox inbox = new RemoteInbox();
         assertThat(inbox.close()).isZero();
-        assertThat(inbox.push(obj[0], obj[0])).isFalse();
+        assertThat(inbox.pushMt(obj[0], obj[0])).isFalse();
         assertThat(inbox.takeAll()).isZero();
     }
 
@@ -141,7 +141,7 @@ class RemoteInboxTest {
                         start.await();
                         for (int i = 0; i < perProducer; i++) {
                             final long o = pool + (long) i * OBJECT;
-                            if (!inbox.push(o, o)) {
+                            if (!inbox.pushMt(o, o)) {
                                 throw new AssertionError("push rejected by an open inbox");
                             }
                         }

@@ -26,12 +26,10 @@ class SlabTest {
     private final List<Slab> carved = new ArrayList<>();
 
     @BeforeEach
-    void setUp() throws ReflectiveOperationException {
+    void setUp() {
         a = new SlabAllocator(SlabAllocatorConfig.builder().maxSizeClassBytes(192).chunkSizeBytes(256 << 10)
             .retainedEmptyChunks(0).reapIntervalMillis(60_000).build());
-        final Field f = SlabAllocator.class.getDeclaredField("caches");
-        f.setAccessible(true);
-        final SlabCache[] caches = (SlabCache[]) f.get(a);
+        final SlabCache[] caches = TestSupport.caches(a);
         assertThat(caches).hasSize(3);
         c64 = caches[0];
         c192 = caches[2];

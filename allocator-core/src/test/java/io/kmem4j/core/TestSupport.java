@@ -68,6 +68,15 @@ final class TestSupport {
         }
     }
 
+    /** @return the caches of {@code a}, by size class. */
+    static SlabCache[] caches(final SlabAllocator a) {
+        final SlabCache[] cs = new SlabCache[a.classes.count()];
+        for (int c = 0; c < cs.length; c++) {
+            cs[c] = a.cache(c);
+        }
+        return cs;
+    }
+
     static long address(final ByteBuffer b) {
         return BufferUtil.address(b);
     }

@@ -2,7 +2,6 @@ package io.kmem4j.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
@@ -11,10 +10,13 @@ import org.agrona.UnsafeApi;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import java.lang.reflect.Field;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Unit tests of {@link ThreadCache}: statistics counting by kind and the batching of remote frees
- * ({@link ThreadCache#REMOTE_BATCH} deep, {@link ThreadCache#OUT_SLOTS} slots chosen by
+ * ({@link RemoteBatches#BATCH} deep, {@link RemoteBatches#SLOTS} slots chosen by
  * {@code owner & 3}). Owners are thread caches registered with a real allocator (ids 4, 5, 6, ... after
  * the allocator's own three), belonging to no thread; the "objects" are 64-byte cells of a private
  * off-heap block (a remote free only writes the first 8 bytes of an object, its link).
@@ -23,32 +25,29 @@ class ThreadCacheTest {
     private static final int CELLS = 256;
 
     private SlabAllocator a;
-    private Method register;
     private long block;
 
     @BeforeEach
-    void setUp() throws ReflectiveOperationException {
+    void setUp() {
         a = new SlabAllocator(SlabAllocatorConfig.builder().maxSizeClassBytes(192).magazineRounds(16)
             .reapIntervalMillis(60_000).build());
-        register = SlabAllocator.class.getDeclaredMethod("register", Thread.class, int.class);
-        register.setAccessible(true);
         block = UnsafeApi.allocateMemory((long) CELLS * 64);
         UnsafeApi.setMemory(block, (long) CELLS * 64, (byte) 0x5A); // garbage links
     }
 
     @AfterEach
     void tearDown() {
-        a.orphans.takeAll(); // fake objects must never reach the slabs
+        a.remote.orphans.takeAll(); // fake objects must never reach the slabs
         a.close();
         UnsafeApi.freeMemory(block);
     }
 
-    private ThreadCache owner() throws ReflectiveOperationException {
-        return (ThreadCache) register.invoke(a, null, ThreadCache.CACHING);
+    private ThreadCache owner() {
+        return a.registry.register(null, ThreadCache.CACHING);
     }
 
     private ThreadCache sender(final int kind) {
-        return new ThreadCache(a, 1000, null, kind); // a sender needs no registration
+        return new ThreadCache(1000, null, kind, TestSupport.caches(a), a.remote); // a sender needs no registration
     }
 
     private long cell(final int i) {
@@ -96,7 +95,7 @@ class ThreadCacheTest {
     void classBaseGivesEachClassItsOwnStatisticsLine() {
         assertThat(ThreadCache.classBase(0)).isEqualTo(8);
         assertThat(ThreadCache.classBase(1)).isEqualTo(16);
-        assertThat(ThreadCache.classBase(2) + ThreadCache.ASCENDING).isEqualTo(28);
+        assertThat(ThreadCache.classBase(2) + ThreadCache.ASCENDING).isEqualTo(27);
     }
 
     @Test
@@ -144,18 +143,18 @@ class ThreadCacheTest {
     // ---- remote frees: batching ---------------------------------------------------------------------
 
     @Test
-    void sendRemoteBatchesPerOwnerAndDeliversAt32() throws ReflectiveOperationException {
+    void sendRemoteBatchesPerOwnerAndDeliversAt32() {
         final ThreadCache owner = owner();
         final ThreadCache me = sender(ThreadCache.CACHING);
-        for (int i = 0; i < ThreadCache.REMOTE_BATCH - 1; i++) {
-            me.sendRemote(owner.id, cell(i));
+        for (int i = 0; i < RemoteBatches.BATCH - 1; i++) {
+            me.freeRemote(owner.id, cell(i));
         }
         assertThat(me.pendingOutgoing()).isEqualTo(31);
         assertThat(owner.inbox.nonEmpty()).as("31 frees wait in the batch").isFalse();
         assertThat(me.stats[ThreadCache.REMOTE_SENT]).isEqualTo(31);
         assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isZero();
 
-        me.sendRemote(owner.id, cell(31));
+        me.freeRemote(owner.id, cell(31));
         assertThat(me.pendingOutgoing()).isZero();
         assertThat(me.stats[ThreadCache.REMOTE_SENT]).isEqualTo(32);
         assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isEqualTo(1);
@@ -165,17 +164,17 @@ class ThreadCacheTest {
         }
         assertThat(chain(owner.inbox.takeAll())).containsExactlyElementsOf(expected);
 
-        me.sendRemote(owner.id, cell(32));
+        me.freeRemote(owner.id, cell(32));
         assertThat(me.pendingOutgoing()).as("a new batch starts").isEqualTo(1);
         assertThat(pending(me)).containsExactly(cell(32));
     }
 
     @Test
-    void successiveBatchesToOneOwnerChainInItsInbox() throws ReflectiveOperationException {
+    void successiveBatchesToOneOwnerChainInItsInbox() {
         final ThreadCache owner = owner();
         final ThreadCache me = sender(ThreadCache.CACHING);
         for (int i = 0; i < 64; i++) {
-            me.sendRemote(owner.id, cell(i));
+            me.freeRemote(owner.id, cell(i));
         }
         assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isEqualTo(2);
         final List<Long> got = chain(owner.inbox.takeAll());
@@ -187,14 +186,14 @@ class ThreadCacheTest {
     }
 
     @Test
-    void fourOwnersInDifferentSlotsBatchSideBySide() throws ReflectiveOperationException {
+    void fourOwnersInDifferentSlotsBatchSideBySide() {
         final ThreadCache[] owners = new ThreadCache[4];
         for (int i = 0; i < 4; i++) {
             owners[i] = owner();
         }
-        final boolean[] slotUsed = new boolean[ThreadCache.OUT_SLOTS];
+        final boolean[] slotUsed = new boolean[RemoteBatches.SLOTS];
         for (final ThreadCache o : owners) {
-            slotUsed[o.id & (ThreadCache.OUT_SLOTS - 1)] = true;
+            slotUsed[o.id & (RemoteBatches.SLOTS - 1)] = true;
         }
         assertThat(slotUsed).as("four consecutive ids fill the four slots").containsOnly(true);
 
@@ -202,7 +201,7 @@ class ThreadCacheTest {
         int n = 0;
         for (int round = 0; round < 31; round++) {
             for (final ThreadCache o : owners) {
-                me.sendRemote(o.id, cell(n++));
+                me.freeRemote(o.id, cell(n++));
             }
         }
         assertThat(me.pendingOutgoing()).isEqualTo(124);
@@ -211,7 +210,7 @@ class ThreadCacheTest {
         }
         assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isZero();
 
-        me.sendRemote(owners[2].id, cell(n++)); // 32nd for owners[2] only
+        me.freeRemote(owners[2].id, cell(n++)); // 32nd for owners[2] only
         assertThat(me.pendingOutgoing()).isEqualTo(93);
         assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isEqualTo(1);
         final List<Long> got = chain(owners[2].inbox.takeAll());
@@ -225,20 +224,20 @@ class ThreadCacheTest {
     }
 
     @Test
-    void aDifferentOwnerInTheSameSlotFlushesThePreviousBatch() throws ReflectiveOperationException {
+    void aDifferentOwnerInTheSameSlotFlushesThePreviousBatch() {
         final ThreadCache first = owner();
         ThreadCache same = null;
-        for (int i = 0; i < ThreadCache.OUT_SLOTS; i++) {
+        for (int i = 0; i < RemoteBatches.SLOTS; i++) {
             same = owner(); // after four more registrations, the last id shares first's slot
         }
-        assertThat(same.id).isEqualTo(first.id + ThreadCache.OUT_SLOTS);
+        assertThat(same.id).isEqualTo(first.id + RemoteBatches.SLOTS);
         final ThreadCache me = sender(ThreadCache.CACHING);
-        me.sendRemote(first.id, cell(0));
-        me.sendRemote(first.id, cell(1));
-        me.sendRemote(first.id, cell(2));
+        me.freeRemote(first.id, cell(0));
+        me.freeRemote(first.id, cell(1));
+        me.freeRemote(first.id, cell(2));
         assertThat(first.inbox.nonEmpty()).isFalse();
 
-        me.sendRemote(same.id, cell(3));
+        me.freeRemote(same.id, cell(3));
         assertThat(chain(first.inbox.takeAll())).containsExactly(cell(2), cell(1), cell(0));
         assertThat(me.stats[ThreadCache.REMOTE_BATCHES]).isEqualTo(1);
         assertThat(me.pendingOutgoing()).isEqualTo(1);
@@ -251,16 +250,16 @@ class ThreadCacheTest {
     }
 
     @Test
-    void flushOutgoingDeliversEveryPendingBatchToItsOwner() throws ReflectiveOperationException {
+    void flushOutgoingDeliversEveryPendingBatchToItsOwner() {
         final ThreadCache o1 = owner();
         final ThreadCache o2 = owner();
         final ThreadCache o3 = owner();
         final ThreadCache me = sender(ThreadCache.CACHING);
-        me.sendRemote(o1.id, cell(0));
-        me.sendRemote(o2.id, cell(1));
-        me.sendRemote(o1.id, cell(2));
-        me.sendRemote(o2.id, cell(3));
-        me.sendRemote(o1.id, cell(4));
+        me.freeRemote(o1.id, cell(0));
+        me.freeRemote(o2.id, cell(1));
+        me.freeRemote(o1.id, cell(2));
+        me.freeRemote(o2.id, cell(3));
+        me.freeRemote(o1.id, cell(4));
         assertThat(me.pendingOutgoing()).isEqualTo(5);
         assertThat(pending(me)).containsExactlyInAnyOrder(cell(0), cell(1), cell(2), cell(3), cell(4));
 
@@ -279,31 +278,31 @@ class ThreadCacheTest {
     }
 
     @Test
-    void flushOutgoingAppendsToFreesAlreadyInTheInbox() throws ReflectiveOperationException {
+    void flushOutgoingAppendsToFreesAlreadyInTheInbox() {
         final ThreadCache owner = owner();
         final ThreadCache other = sender(ThreadCache.CACHING);
         final ThreadCache me = sender(ThreadCache.CACHING);
-        other.sendRemote(owner.id, cell(10));
+        other.freeRemote(owner.id, cell(10));
         other.flushOutgoing();
-        me.sendRemote(owner.id, cell(20));
-        me.sendRemote(owner.id, cell(21));
+        me.freeRemote(owner.id, cell(20));
+        me.freeRemote(owner.id, cell(21));
         me.flushOutgoing();
         assertThat(chain(owner.inbox.takeAll())).containsExactly(cell(21), cell(20), cell(10));
     }
 
     @Test
-    void forEachPendingVisitsEachSlotMostRecentFirst() throws ReflectiveOperationException {
+    void forEachPendingVisitsEachSlotMostRecentFirst() {
         final ThreadCache o1 = owner();
         final ThreadCache o2 = owner();
         final ThreadCache me = sender(ThreadCache.CACHING);
         assertThat(pending(me)).isEmpty();
         assertThat(me.pendingOutgoing()).isZero();
-        me.sendRemote(o2.id, cell(0));
-        me.sendRemote(o1.id, cell(1));
-        me.sendRemote(o2.id, cell(2));
-        me.sendRemote(o1.id, cell(3));
-        final int s1 = o1.id & (ThreadCache.OUT_SLOTS - 1);
-        final int s2 = o2.id & (ThreadCache.OUT_SLOTS - 1);
+        me.freeRemote(o2.id, cell(0));
+        me.freeRemote(o1.id, cell(1));
+        me.freeRemote(o2.id, cell(2));
+        me.freeRemote(o1.id, cell(3));
+        final int s1 = o1.id & (RemoteBatches.SLOTS - 1);
+        final int s2 = o2.id & (RemoteBatches.SLOTS - 1);
         final List<Long> expected = s1 < s2 ? List.of(cell(3), cell(1), cell(2), cell(0))
             : List.of(cell(2), cell(0), cell(3), cell(1));
         assertThat(pending(me)).containsExactlyElementsOf(expected);
@@ -317,12 +316,12 @@ class ThreadCacheTest {
     // ---- remote frees: kinds that never batch -------------------------------------------------------
 
     @Test
-    void nonCachingThreadCachesDeliverEachFreeAtOnce() throws ReflectiveOperationException {
+    void nonCachingThreadCachesDeliverEachFreeAtOnce() {
         final ThreadCache owner = owner();
         for (final int kind : new int[] {ThreadCache.SHARED, ThreadCache.DEFERRING}) {
             final ThreadCache me = sender(kind);
-            me.sendRemote(owner.id, cell(kind * 2));
-            me.sendRemote(owner.id, cell(kind * 2 + 1));
+            me.freeRemote(owner.id, cell(kind * 2));
+            me.freeRemote(owner.id, cell(kind * 2 + 1));
             assertThat(me.pendingOutgoing()).isZero();
             assertThat(pending(me)).isEmpty();
             assertThat(me.stats[ThreadCache.REMOTE_SENT]).isEqualTo(2);
@@ -332,21 +331,84 @@ class ThreadCacheTest {
     }
 
     @Test
-    void aBatchForAnOwnerWithAClosedInboxGoesToTheOrphans() throws ReflectiveOperationException {
+    void aBatchForAnOwnerWithAClosedInboxGoesToTheOrphans() {
         final ThreadCache owner = owner();
         assertThat(owner.inbox.close()).isZero();
         final ThreadCache me = sender(ThreadCache.CACHING);
-        me.sendRemote(owner.id, cell(0));
-        me.sendRemote(owner.id, cell(1));
+        me.freeRemote(owner.id, cell(0));
+        me.freeRemote(owner.id, cell(1));
         me.flushOutgoing();
-        assertThat(chain(a.orphans.takeAll())).containsExactly(cell(1), cell(0));
+        assertThat(chain(a.remote.orphans.takeAll())).containsExactly(cell(1), cell(0));
     }
 
     @Test
     void aBatchForAnUnknownOwnerGoesToTheOrphans() {
         final ThreadCache me = sender(ThreadCache.CACHING);
-        me.sendRemote(63, cell(5)); // no thread cache has id 63
+        me.freeRemote(63, cell(5)); // no thread cache has id 63
         me.flushOutgoing();
-        assertThat(chain(a.orphans.takeAll())).containsExactly(cell(5));
+        assertThat(chain(a.remote.orphans.takeAll())).containsExactly(cell(5));
+    }
+
+    @Test
+    void aSpillThatCannotMakeAnEmptyMagazineLeavesTheDepotAndTheThreadApart() throws Exception {
+        // spill takes the empty magazine before it gives the full one to the depot: when making the
+        // empty one fails (heap exhausted), nothing has changed, so no magazine is both the thread's and
+        // the depot's (two threads would then pop the same rounds)
+        final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().magazineRounds(4).depotMagazines(4)
+            .reapIntervalMillis(60_000).build());
+        try {
+            final int cls = a.classes.indexOf(4096);
+            final List<ByteBuffer> live = new ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+                live.add(a.allocateExplicit(4096));
+            }
+            final ThreadCache tc = a.registry.current();
+            // free until both magazines are full: the next free goes to the depot
+            while (!(tc.loaded[cls].isFull() && tc.previous[cls].isFull())) {
+                a.free(live.remove(live.size() - 1));
+            }
+            final Field rounds = Depot.class.getDeclaredField("rounds"); // a new magazine's capacity
+            rounds.setAccessible(true);
+            rounds.setInt(a.cache(cls).depot, -1); // stands in for OutOfMemoryError in `new Magazine(rounds)`
+            try {
+                a.free(live.remove(live.size() - 1));
+            } finally {
+                rounds.setInt(a.cache(cls).depot, 4);
+            }
+            assertThat(a.stats().hookFailures()).as("precondition: the injected failure hit freeSlow").isEqualTo(1);
+            final SlabCache cache = a.cache(cls);
+            final List<Magazine> inDepot = new ArrayList<>();
+            cache.lock.lock();
+            try {
+                for (Magazine m = cache.depot.pollFull(); m != null; m = cache.depot.pollFull()) {
+                    inDepot.add(m);
+                }
+                for (int i = inDepot.size() - 1; i >= 0; i--) {
+                    cache.depot.exchangeForEmpty(inDepot.get(i)); // put back in the same order
+                }
+            } finally {
+                cache.lock.unlock();
+            }
+            final boolean shared = inDepot.stream().anyMatch(m -> m == tc.previous[cls]);
+
+            // consequence: this thread drains "its" previous magazine, which the depot still lists as full
+            for (int i = 0; i < 8; i++) {
+                live.add(a.allocateExplicit(4096));
+            }
+            final AtomicReference<Throwable> thrown = new AtomicReference<>();
+            final Thread other = new Thread(() -> {
+                try {
+                    a.free(a.allocateExplicit(4096));
+                } catch (final Throwable t) {
+                    thrown.set(t);
+                }
+            }, "other");
+            other.start();
+            other.join();
+            assertThat(shared).as("tc.previous[cls] is also in the depot's full list after a failed freeSlow").isFalse();
+            assertThat(thrown.get()).as("allocateExplicit on another thread must not throw").isNull();
+        } finally {
+            a.close();
+        }
     }
 }

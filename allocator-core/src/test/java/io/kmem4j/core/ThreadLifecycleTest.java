@@ -247,4 +247,28 @@ class ThreadLifecycleTest {
         assertThat(s.chunks()).as("chunks held after the burst (of %d allocated)", peakChunks)
             .isLessThanOrEqualTo(allocator.config().retainedEmptyChunks());
     }
+
+    /**
+     * A thread that first touches a closed allocator (to release a buffer handed out before) gets the
+     * shared cache, not a private one nobody would adopt: the block, its slab and its chunk come back.
+     */
+    @Test
+    void aBufferReleasedAfterCloseOnANewThreadComesBackToTheJdk() throws Exception {
+        final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().retainedEmptyChunks(0)
+            .reapIntervalMillis(60_000).build());
+        final AtomicReference<ByteBuffer> handed = new AtomicReference<>();
+        final Thread owner = new Thread(() -> handed.set(a.allocate(4096)), "owner");
+        owner.start();
+        owner.join();
+        a.close(); // adopts the owner's cache; the buffer is still live
+        final Thread releaser = new Thread(() -> invokeCleaner(handed.get()), "releaser");
+        releaser.start();
+        releaser.join();
+        handed.set(null);
+        a.trim();
+        final AllocatorStats s = a.stats();
+        assertThat(s.liveBuffers()).as("precondition: nothing live").isZero();
+        assertThat(s.bytesReserved()).as("closed allocator, no live buffer, every thread that used it ended")
+            .isZero();
+    }
 }

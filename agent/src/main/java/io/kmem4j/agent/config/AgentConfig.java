@@ -9,7 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
-import java.util.function.BiConsumer;
 
 import io.kmem4j.agent.pool.PoolSpec;
 import io.kmem4j.agent.pool.Presets;
@@ -35,29 +34,17 @@ public final class AgentConfig {
     static final String SUMMARY = "summary";
     static final String LOG_LEVEL = "logLevel";
     static final String CONFIG_FILE = "configFile";
-    static final String ZERO_ON_FREE = "zeroOnFree";
-    static final String EXPLICIT_LEAK_DETECTION = "explicitLeakDetection";
     static final String PRESETS = "presets";
     static final String POOLS = "pools";
     static final String EXCLUDE_CALLERS = "excludeCallers";
+    /** {@code io.kmem4j.agent.}: the agent's packages (this one's parent), whatever they are relocated to. */
+    private static final String AGENT_PACKAGES =
+        AgentConfig.class.getPackageName().substring(0, AgentConfig.class.getPackageName().lastIndexOf('.') + 1);
     /** Keys whose value is a list: in the agent arguments a part without {@code =} continues their value. */
     private static final java.util.Set<String> LIST_KEYS = java.util.Set.of(PRESETS, POOLS, EXCLUDE_CALLERS);
 
     /** {@code kmem4j.*} system properties read elsewhere (debug mode and the unsupported-JDK test switch). */
     private static final java.util.Set<String> NOT_SETTINGS = java.util.Set.of("debug", "simulateUnsupportedJdk");
-
-    private static final Map<String, BiConsumer<SlabAllocatorConfig.Builder, Long>> ALLOCATOR_KEYS = new LinkedHashMap<>();
-
-    static {
-        ALLOCATOR_KEYS.put("chunkSizeBytes", SlabAllocatorConfig.Builder::chunkSizeBytes);
-        ALLOCATOR_KEYS.put("maxSizeClassBytes", SlabAllocatorConfig.Builder::maxSizeClassBytes);
-        ALLOCATOR_KEYS.put("minCapacityBytes", SlabAllocatorConfig.Builder::minCapacityBytes);
-        ALLOCATOR_KEYS.put("magazineRounds", SlabAllocatorConfig.Builder::magazineRounds);
-        ALLOCATOR_KEYS.put("depotMagazines", SlabAllocatorConfig.Builder::depotMagazines);
-        ALLOCATOR_KEYS.put("retainedEmptyChunks", SlabAllocatorConfig.Builder::retainedEmptyChunks);
-        ALLOCATOR_KEYS.put("reapIntervalMillis", SlabAllocatorConfig.Builder::reapIntervalMillis);
-        ALLOCATOR_KEYS.put("siteSampleRate", SlabAllocatorConfig.Builder::siteSampleRate);
-    }
 
     public final boolean enabled;
     public final boolean summary;
@@ -147,12 +134,6 @@ public final class AgentConfig {
                 case LOG_LEVEL:
                     logLevel = parseLevel(key, value);
                     break;
-                case ZERO_ON_FREE:
-                    b.zeroOnFree(parseBoolean(key, value));
-                    break;
-                case EXPLICIT_LEAK_DETECTION:
-                    b.explicitLeakDetection(parseBoolean(key, value));
-                    break;
                 case PRESETS:
                     presets.addAll(parseList(key, value, Presets::resolve,
                         "preset names separated by ',' or ';', from: " + String.join(", ", Presets.names())));
@@ -169,14 +150,14 @@ public final class AgentConfig {
                     lists.put(key, value);
                     break;
                 default:
-                    final BiConsumer<SlabAllocatorConfig.Builder, Long> setter = ALLOCATOR_KEYS.get(key);
-                    if (setter == null) {
+                    if (!SlabAllocatorConfig.keys().contains(key)) {
                         throw new IllegalArgumentException("unknown kmem4j setting " + key + "=" + value
                             + " (known: " + String.join(", ", knownKeys()) + ")");
                     }
-                    setter.accept(b, parseLong(key, value));
+                    b.set(key, value); // the allocator's keys: parsed and checked by the allocator's configuration
             }
         }
+        b.siteFramesToSkip(java.util.List.of(AGENT_PACKAGES)); // the interceptor's and pool router's frames are no sites
         final SlabAllocatorConfig allocator = b.build();
         final Map<String, String> effective = new LinkedHashMap<>();
         effective.put(ENABLED, Boolean.toString(enabled));
@@ -192,9 +173,7 @@ public final class AgentConfig {
 
     public static Iterable<String> knownKeys() {
         final java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of(ENABLED, SUMMARY, LOG_LEVEL, CONFIG_FILE));
-        keys.addAll(ALLOCATOR_KEYS.keySet());
-        keys.add(ZERO_ON_FREE);
-        keys.add(EXPLICIT_LEAK_DETECTION);
+        keys.addAll(SlabAllocatorConfig.keys());
         keys.add(PRESETS);
         keys.add(POOLS);
         keys.add(EXCLUDE_CALLERS);
@@ -308,24 +287,8 @@ public final class AgentConfig {
         }
     }
 
-    private static long parseLong(final String key, final String value) {
-        try {
-            return parseSize(value);
-        } catch (final NumberFormatException e) {
-            throw new IllegalArgumentException("invalid kmem4j setting " + key + "=" + value
-                + " (allowed: an integer, optionally with k, m or g for KiB, MiB, GiB)");
-        }
-    }
-
-    /** Parses {@code 4096}, {@code 64k}, {@code 4m}, {@code 1g} (binary units). */
+    /** Parses {@code 4096}, {@code 64k}, {@code 4m}, {@code 1g} (binary units): {@link SlabAllocatorConfig#parseSize}. */
     static long parseSize(final String value) {
-        final String v = value.toLowerCase(Locale.ROOT);
-        final char last = v.isEmpty() ? ' ' : v.charAt(v.length() - 1);
-        final int shift = last == 'k' ? 10 : last == 'm' ? 20 : last == 'g' ? 30 : 0;
-        final long n = Long.parseLong(shift == 0 ? v : v.substring(0, v.length() - 1));
-        if (shift != 0 && (n > (Long.MAX_VALUE >> shift) || n < 0)) {
-            throw new NumberFormatException(value);
-        }
-        return n << shift;
+        return SlabAllocatorConfig.parseSize(value);
     }
 }

@@ -20,7 +20,6 @@ public final class AllocatorView implements AllocatorMXBean {
     private final StatsSnapshots snapshots;
     private final Supplier<AllocatorStats> freshStats;
     private final LongSupplier trim;
-    private final int magazineRounds;
     private final Map<String, String> configuration;
     private final LongSupplier interceptorFailures;
     private final IntFunction<List<SiteStats>> sites;
@@ -46,18 +45,17 @@ public final class AllocatorView implements AllocatorMXBean {
      */
     public AllocatorView(final StatsSnapshots snapshots, final SlabAllocator allocator,
                          final Map<String, String> configuration, final LongSupplier interceptorFailures) {
-        this(snapshots, allocator::stats, allocator::trim, allocator.config().magazineRounds(), configuration,
-            interceptorFailures, allocator::outstandingBySite, allocator.config().siteSampleRate());
+        this(snapshots, allocator::stats, allocator::trim, configuration, interceptorFailures,
+            allocator::outstandingBySite, allocator.config().siteSampleRate());
     }
 
     AllocatorView(final StatsSnapshots snapshots, final Supplier<AllocatorStats> freshStats, final LongSupplier trim,
-                  final int magazineRounds, final Map<String, String> configuration,
-                  final LongSupplier interceptorFailures) {
-        this(snapshots, freshStats, trim, magazineRounds, configuration, interceptorFailures, top -> List.of(), 0);
+                  final Map<String, String> configuration, final LongSupplier interceptorFailures) {
+        this(snapshots, freshStats, trim, configuration, interceptorFailures, top -> List.of(), 0);
     }
 
     AllocatorView(final StatsSnapshots snapshots, final Supplier<AllocatorStats> freshStats, final LongSupplier trim,
-                  final int magazineRounds, final Map<String, String> configuration,
+                  final Map<String, String> configuration,
                   final LongSupplier interceptorFailures, final IntFunction<List<SiteStats>> sites,
                   final int siteSampleRate) {
         this.sites = sites;
@@ -65,7 +63,6 @@ public final class AllocatorView implements AllocatorMXBean {
         this.snapshots = snapshots;
         this.freshStats = freshStats;
         this.trim = trim;
-        this.magazineRounds = magazineRounds;
         this.configuration = configuration;
         this.interceptorFailures = interceptorFailures;
     }
@@ -236,6 +233,6 @@ public final class AllocatorView implements AllocatorMXBean {
 
     @Override
     public String slabinfo() {
-        return Slabinfo.format(freshStats.get(), magazineRounds);
+        return Slabinfo.format(freshStats.get());
     }
 }

@@ -25,7 +25,7 @@ public final class SlabCacheView implements SlabCacheMXBean {
         this.index = index;
         this.name = first.name();
         this.absent = new CacheStats(first.name(), first.cacheId(), first.objectSize(), first.objectsPerSlab(),
-            first.pagesPerSlab(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0, 0);
+            first.pagesPerSlab(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0, 0, first.magazineRounds(), first.remoteBatch());
     }
 
     private StatsSnapshots.Snapshot snapshot() {
@@ -128,9 +128,7 @@ public final class SlabCacheView implements SlabCacheMXBean {
 
     @Override
     public double getMagazineHitRate() {
-        final CacheStats c = stats();
-        final long total = c.magazineHits() + c.magazineMisses();
-        return total == 0 ? 0.0 : (double) c.magazineHits() / total;
+        return stats().magazineHitRate();
     }
 
     @Override

@@ -15,8 +15,9 @@ import io.kmem4j.core.CacheStats;
  * kmem4j-4096           12     16   4096     16    1 : tunables   32   32    0 : slabdata      1      1      0
  * </pre>
  *
- * Pages are kmem4j's 64 KiB pages; the tunables columns show the magazine size (limit), the
- * remote-free batch (batchcount) and 0 (sharedfactor); like SLUB, active_slabs equals num_slabs;
+ * Pages are kmem4j's 64 KiB pages; the tunables columns show each cache's own magazine size
+ * (limit: {@link CacheStats#magazineRounds()}, smaller for large objects), its remote-free batch
+ * (batchcount: {@link CacheStats#remoteBatch()}) and 0 (sharedfactor); like SLUB, active_slabs equals num_slabs;
  * sharedavail is the number of objects waiting in the depot. Lines end with {@code \n} whatever
  * the platform, and numbers are plain ASCII whatever the default locale.
  */
@@ -26,25 +27,21 @@ public final class Slabinfo {
     /** The column header, as in Linux. */
     public static final String HEADER = "# name            <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab>"
         + " : tunables <limit> <batchcount> <sharedfactor> : slabdata <active_slabs> <num_slabs> <sharedavail>";
-    /** Frees a thread collects for another thread's cache before handing them over (ThreadCache.REMOTE_BATCH). */
-    static final int REMOTE_FREE_BATCH = 32;
-
     private Slabinfo() {
     }
 
     /**
-     * @param stats          a snapshot
-     * @param magazineRounds rounds per magazine, shown as the {@code limit} tunable
+     * @param stats a snapshot
      * @return the version line, the header and one line per cache, each ending with {@code \n}
      */
-    public static String format(final AllocatorStats stats, final int magazineRounds) {
+    public static String format(final AllocatorStats stats) {
         final StringBuilder sb = new StringBuilder(256 + 128 * stats.caches().size());
         sb.append(VERSION_LINE).append('\n');
         sb.append(HEADER).append('\n');
         for (final CacheStats c : stats.caches()) {
             sb.append(String.format(Locale.ROOT, "%-17s %6d %6d %6d %4d %4d : tunables %4d %4d %4d : slabdata %6d %6d %6d",
                 c.name(), c.activeObjects(), c.totalObjects(), c.objectSize(), c.objectsPerSlab(), c.pagesPerSlab(),
-                magazineRounds, REMOTE_FREE_BATCH, 0, c.slabs(), c.slabs(), c.depotObjects())).append('\n');
+                c.magazineRounds(), c.remoteBatch(), 0, c.slabs(), c.slabs(), c.depotObjects())).append('\n');
         }
         return sb.toString();
     }

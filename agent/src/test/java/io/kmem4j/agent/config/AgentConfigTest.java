@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.entry;
 class AgentConfigTest {
     private static final String ALL_KNOWN = "enabled, summary, logLevel, configFile, chunkSizeBytes, "
         + "maxSizeClassBytes, minCapacityBytes, magazineRounds, depotMagazines, retainedEmptyChunks, "
-        + "reapIntervalMillis, siteSampleRate, zeroOnFree, explicitLeakDetection";
+        + "reapIntervalMillis, zeroOnFree, explicitLeakDetection, siteSampleRate";
 
     @TempDir
     Path tmp;

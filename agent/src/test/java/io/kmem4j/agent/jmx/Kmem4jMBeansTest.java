@@ -34,7 +34,7 @@ class Kmem4jMBeansTest {
     private final AtomicReference<AllocatorStats> stats = new AtomicReference<>(TestStats.sample());
 
     private AllocatorView view() {
-        return new AllocatorView(new StatsSnapshots(stats::get), stats::get, () -> 4096, 32,
+        return new AllocatorView(new StatsSnapshots(stats::get), stats::get, () -> 4096,
             new LinkedHashMap<>(Map.of("magazineRounds", "32")), () -> 0);
     }
 
@@ -88,7 +88,7 @@ class Kmem4jMBeansTest {
             final long n = calls.incrementAndGet();
             return TestStats.stats(List.of(TestStats.cache(64, 1024, 1, n, 10 * n), TestStats.cache(4096, 16, 1, 2 * n, 20 * n)));
         }, () -> clock.addAndGet(StatsSnapshots.MAX_AGE_NANOS + 1)); // every read finds the snapshot stale
-        final AllocatorView view = new AllocatorView(snapshots, snapshots.get()::stats, () -> 0, 32, Map.of(), () -> 0);
+        final AllocatorView view = new AllocatorView(snapshots, snapshots.get()::stats, () -> 0, Map.of(), () -> 0);
         final Kmem4jMBeans.Registration r = Kmem4jMBeans.register(server, view);
 
         final List<Attribute> a = server.getAttributes(r.allocator(),

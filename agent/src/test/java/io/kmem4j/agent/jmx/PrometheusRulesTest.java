@@ -155,7 +155,7 @@ class PrometheusRulesTest {
     private Kmem4jMBeans.Registration register() {
         final StatsSnapshots snapshots = new StatsSnapshots(TestStats::sample);
         final Kmem4jMBeans.Registration r = Kmem4jMBeans.register(server, new AllocatorView(snapshots,
-            TestStats::sample, () -> 0, 32, new LinkedHashMap<>(Map.of("magazineRounds", "32")), () -> 0));
+            TestStats::sample, () -> 0, new LinkedHashMap<>(Map.of("magazineRounds", "32")), () -> 0));
         assertThat(r.problems()).isEmpty();
         return r;
     }

@@ -18,7 +18,7 @@ class SlabinfoTest {
     @Test
     void followsProcSlabinfoLayout() {
         final AllocatorStats stats = TestStats.sample();
-        final String text = Slabinfo.format(stats, 32);
+        final String text = Slabinfo.format(stats);
 
         assertThat(text).startsWith(LINUX_HEADER).endsWith("\n").doesNotContain("\r");
         final List<String> rows = text.lines().skip(2).toList();
@@ -38,8 +38,8 @@ class SlabinfoTest {
             assertThat(Long.parseLong(f[5])).as("pagesperslab").isEqualTo(c.pagesPerSlab());
             assertThat(f[6]).isEqualTo(":");
             assertThat(f[7]).isEqualTo("tunables");
-            assertThat(Long.parseLong(f[8])).as("limit").isEqualTo(32);
-            assertThat(Long.parseLong(f[9])).as("batchcount").isEqualTo(Slabinfo.REMOTE_FREE_BATCH);
+            assertThat(Long.parseLong(f[8])).as("limit: this cache's magazine size").isEqualTo(c.magazineRounds());
+            assertThat(Long.parseLong(f[9])).as("batchcount").isEqualTo(c.remoteBatch());
             assertThat(Long.parseLong(f[10])).as("sharedfactor").isZero();
             assertThat(f[12]).isEqualTo("slabdata");
             assertThat(Long.parseLong(f[13])).as("active_slabs").isEqualTo(c.slabs());
@@ -55,7 +55,7 @@ class SlabinfoTest {
         final Locale saved = Locale.getDefault();
         try {
             Locale.setDefault(Locale.forLanguageTag("ar-EG-u-nu-arab"));
-            assertThat(Slabinfo.format(TestStats.sample(), 32)).isEqualTo(withRootLocale());
+            assertThat(Slabinfo.format(TestStats.sample())).isEqualTo(withRootLocale());
         } finally {
             Locale.setDefault(saved);
         }
@@ -65,7 +65,7 @@ class SlabinfoTest {
         final Locale saved = Locale.getDefault();
         try {
             Locale.setDefault(Locale.ROOT);
-            return Slabinfo.format(TestStats.sample(), 32);
+            return Slabinfo.format(TestStats.sample());
         } finally {
             Locale.setDefault(saved);
         }

@@ -23,7 +23,7 @@ final class TestStats {
         final int pages = Math.max(1, objectSize * objectsPerSlab / 65536);
         return new CacheStats("kmem4j-" + objectSize, objectSize / 64, objectSize, objectsPerSlab, pages, slabs,
             slabs > 0 ? 1 : 0, active, slabs * objectsPerSlab, allocations, allocations - active,
-            allocations * 9 / 10, allocations - allocations * 9 / 10, 3, 5, 0.75, 0);
+            allocations * 9 / 10, allocations - allocations * 9 / 10, 3, 5, 0.75, 0, objectSize > 4096 ? 8 : 32, 32);
     }
 
     /** Allocator figures summed from {@code caches}; bytesInUse = sum(active * size) - 100 per live object. */

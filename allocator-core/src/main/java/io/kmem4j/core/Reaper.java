@@ -1,0 +1,186 @@
+package io.kmem4j.core;
+
+/**
+ * Gives memory back: the reaper thread ({@code kmem4j-reaper}), as Linux's slab {@code cache_reap},
+ * adopts the caches of threads that have ended and returns what nobody uses to the JDK;
+ * {@link #trim()} does the same at once; {@link #relieveBudgetFor} makes room under
+ * {@code MaxDirectMemorySize} before a request takes the JDK's own path.
+ *
+ * <pre>
+ *   each interval: ended threads' caches ──▶ their slabs (unfrozen), their inboxes ──▶ slabs
+ *                  orphans ──▶ slabs
+ *                  idle (nothing allocated or freed since the last pass) or a thread ended:
+ *                      depots, shared magazines, spare slabs ──▶ slabs ──▶ empty chunks beyond
+ *                      retainedEmptyChunks ──▶ the JDK
+ *                  otherwise: only wholly empty chunks beyond retainedEmptyChunks ──▶ the JDK
+ * </pre>
+ *
+ * Magazines of live threads are their owners' alone and stay as they are (at most
+ * {@code 2 * magazineRounds} objects per size class and thread, fewer above 4 KiB).
+ *
+ * <p>Threads: {@link #reap()} and {@link #trim()} from any thread, serialised by this reaper's own
+ * lock (never a public monitor): a caller returns only after any reap in progress is done. Lock
+ * order: the reap lock, then a cache lock, then the page heap's grow lock.
+ */
+final class Reaper {
+    private final SlabAllocatorConfig config;
+    private final SlabCache[] caches;
+    private final PageHeap pages;
+    private final ThreadRegistry registry;
+    private final RemoteFrees remote;
+    private final Accounting accounting;
+    private final Object reapLock = new Object();
+    private final Thread thread;
+    private volatile boolean stopped;
+    /** {@link ThreadRegistry#activity()} at the end of the previous reap (under the reap lock). */
+    private long activityAtLastReap = -1;
+
+    Reaper(final SlabAllocatorConfig config, final SlabCache[] caches, final PageHeap pages,
+           final ThreadRegistry registry, final RemoteFrees remote, final Accounting accounting) {
+        this.config = config;
+        this.caches = caches;
+        this.pages = pages;
+        this.registry = registry;
+        this.remote = remote;
+        this.accounting = accounting;
+        this.thread = new Thread(this::loop, "kmem4j-reaper");
+        thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** Stops the reaper thread (a reap in progress finishes). */
+    void stop() {
+        stopped = true;
+        thread.interrupt();
+    }
+
+    private void loop() {
+        while (!stopped) {
+            try {
+                Thread.sleep(config.reapIntervalMillis());
+                reap();
+            } catch (final InterruptedException e) {
+                return;
+            } catch (final Throwable t) {
+                accounting.hookFailures.increment();
+            }
+        }
+    }
+
+    /** One reaper pass (see the class comment). */
+    void reap() {
+        synchronized (reapLock) {
+            boolean retiredAny = false;
+            for (final ThreadCache tc : registry.takeEnded()) {
+                retire(tc);
+                retiredAny = true;
+            }
+            remote.returnOrphans(registry.reaper);
+            final long activity = registry.activity();
+            if (retiredAny || activity == activityAtLastReap) {
+                shrink(config.retainedEmptyChunks());
+            } else {
+                pages.releaseEmptyChunks(config.retainedEmptyChunks());
+            }
+            activityAtLastReap = activity;
+        }
+    }
+
+    /**
+     * Reaps, then flushes every depot, frees spare slabs and releases every wholly empty chunk.
+     *
+     * @return bytes of chunk memory released
+     */
+    long trim() {
+        accounting.trims.increment();
+        reap();
+        return shrink(0);
+    }
+
+    /** An ended thread's cache: its inbox closed and emptied, its batches sent, its magazines and slabs given back. */
+    private void retire(final ThreadCache tc) {
+        final long chain = tc.inbox.close();
+        tc.flushOutgoing();
+        giveBackAll(tc, registry.reaper);
+        remote.returnToSlabs(chain, registry.reaper);
+        registry.forget(tc);
+    }
+
+    /** Flushes depots and shared magazines, frees spare slabs and releases empty chunks beyond {@code keepChunks}. */
+    private long shrink(final int keepChunks) {
+        for (final SlabCache c : caches) {
+            c.lock.lock();
+            try {
+                c.shrinkLocked(registry.reaper);
+            } finally {
+                c.lock.unlock();
+            }
+        }
+        return pages.releaseEmptyChunks(keepChunks);
+    }
+
+    /**
+     * Returns every object {@code tc} caches (both magazines of every size class) to its slab and
+     * unfreezes its slabs. Called for a thread that ended (by the reaper), or by {@code tc}'s own
+     * thread ({@code me == tc}) when the budget runs short.
+     */
+    void giveBackAll(final ThreadCache tc, final ThreadCache me) {
+        for (int cls = 0; cls < caches.length; cls++) {
+            final SlabCache c = caches[cls];
+            c.lock.lock();
+            try {
+                final Slab s = tc.current[cls];
+                if (s != null) {
+                    tc.current[cls] = null;
+                    c.unfreezeLocked(s);
+                }
+                c.flushLocked(tc.loaded[cls], me);
+                c.flushLocked(tc.previous[cls], me);
+            } finally {
+                c.lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * A request this allocator does not serve is about to take the JDK's own path. When it would not
+     * fit under {@code MaxDirectMemorySize} now, give back what kmem4j caches first (the caller's own
+     * magazines and frozen slabs, every depot and spare slab, every empty chunk), so that the JDK's
+     * reservation, which reclaims only with GC, can use that memory (field case C1: without this, a
+     * program that had freed everything got an {@code OutOfMemoryError} the JDK alone did not throw).
+     * Costs one try-reservation (a CAS on the JDK's counter) per fallback; nothing unless the budget
+     * is short. Never throws.
+     */
+    void relieveBudgetFor(final int capacity) {
+        try {
+            if (JdkInternals.tryReserveDirectMemory(capacity)) {
+                JdkInternals.unreserveDirectMemory(capacity);
+                return;
+            }
+            final ThreadCache tc = registry.current();
+            if (tc.busy) {
+                return;
+            }
+            final Events.BudgetPressure event = new Events.BudgetPressure();
+            event.begin();
+            event.cache = "(above the largest size class)";
+            tc.busy = true;
+            try {
+                if (tc.kind == ThreadCache.CACHING) {
+                    tc.flushOutgoing();
+                    remote.drain(tc);
+                    giveBackAll(tc, tc);
+                }
+                event.releasedBytes = trim();
+            } finally {
+                tc.busy = false;
+                event.commit();
+            }
+        } catch (final Throwable t) {
+            accounting.hookFailures.increment(); // never in the way of the JDK's own path
+        }
+    }
+}

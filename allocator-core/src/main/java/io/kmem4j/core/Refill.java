@@ -1,0 +1,213 @@
+package io.kmem4j.core;
+
+/**
+ * The allocation slow path: a platform thread's loaded magazine is empty. Tiers, cheapest first,
+ * each a named method (Netty's habit: the algorithm on the first screen):
+ *
+ * <pre>
+ *   1 fromRemoteFrees  frees other threads sent me, and orphans      one swap each, no lock
+ *   2 fromPrevious     my previous magazine                          swap, no lock
+ *   3 fromFrozenSlab   my frozen slab's bitmap, lowest addresses      no lock (only I write it)
+ *   4 fromDepot        a full magazine for my empty one               cache lock
+ *   5 fromSharedSlabs  a few objects of the lowest shared slab, while I am new to this class (cache lock)
+ *   6 fromNewSlab      freeze a partial, the spare, or a new slab     cache lock
+ *   7 grow             one more chunk from the JDK's budget           no cache lock; may fail at once
+ *   8 underPressure    the budget is short: drain, give my caches back, trim, try once more
+ *   9 (0 returned)     the JDK's own allocateDirect serves the request
+ * </pre>
+ *
+ * Refills from slabs take their lowest free addresses and partial slabs are taken lowest address
+ * first, so a thread's consecutive allocations ascend in address and slabs empty out (the
+ * address-ordered policy of Wilson et al., "Dynamic Storage Allocation: A Survey and Critical
+ * Review", 1995, against the scattering of LIFO freelists). A thread freezes a slab of its own
+ * only after {@link #FREEZE_AFTER_ALLOCATIONS} allocations of a class, so a thousand threads
+ * holding one buffer each do not freeze a thousand slabs.
+ *
+ * <p>Threads: the owner of {@code tc} only, with {@code tc.busy} set for the duration (a re-entrant
+ * allocation, e.g. from a JFR event's own buffers, goes to the JDK).
+ */
+final class Refill {
+    /** A thread freezes a slab of a class of its own only after this many allocations from it. */
+    static final long FREEZE_AFTER_ALLOCATIONS = 256;
+    /** Objects a thread new to a class takes per refill from the shared slabs. */
+    static final int SHARED_REFILL = 8;
+
+    private final SlabCache[] caches;
+    private final PageHeap pages;
+    private final RemoteFrees remote;
+    private final Reaper reaper;
+    private final Accounting accounting;
+
+    Refill(final SlabCache[] caches, final PageHeap pages, final RemoteFrees remote, final Reaper reaper,
+           final Accounting accounting) {
+        this.caches = caches;
+        this.pages = pages;
+        this.remote = remote;
+        this.reaper = reaper;
+        this.accounting = accounting;
+    }
+
+    /**
+     * @return an object of class {@code cls} now owned by the caller (popped from its loaded
+     *         magazine, which therefore has room for it again), or 0: the JDK serves the request
+     */
+    long allocate(final ThreadCache tc, final int cls) {
+        tc.busy = true;
+        try {
+            long a = fromRemoteFrees(tc, cls);
+            if (a == 0) {
+                a = fromPrevious(tc, cls);
+            }
+            if (a != 0) {
+                return a;
+            }
+            try {
+                return fromSlabs(tc, cls, true);
+            } catch (final OutOfMemoryError budgetExhausted) {
+                return underPressure(tc, cls);
+            } catch (final SlabCache.RetiredException closedMeanwhile) {
+                return 0; // the allocator closed after this call checked: the JDK serves it
+            }
+        } catch (final Throwable unexpected) {
+            if (Debug.ON && unexpected instanceof IllegalStateException) {
+                throw (IllegalStateException) unexpected; // a broken invariant must surface in debug mode
+            }
+            accounting.allocationFailures.increment(); // e.g. a heap OutOfMemoryError: the JDK serves this one
+            return 0;
+        } finally {
+            tc.busy = false;
+        }
+    }
+
+    /** Tier 1: sends my pending batches, takes in what others sent me; pops the loaded magazine if that filled it. */
+    private long fromRemoteFrees(final ThreadCache tc, final int cls) {
+        tc.flushOutgoing();
+        remote.drain(tc);
+        final Magazine m = tc.loaded[cls];
+        return m.isEmpty() ? 0 : m.pop();
+    }
+
+    /** Tier 2: the previous magazine, swapped with the empty loaded one. */
+    private static long fromPrevious(final ThreadCache tc, final int cls) {
+        return tc.popPrevious(cls);
+    }
+
+    /**
+     * Tiers 3 to 7: frozen slab, depot, shared slabs, a new frozen slab; growing the page heap
+     * (without the cache lock: growing may run GC) and looking again, when {@code mayGrow}.
+     *
+     * @throws OutOfMemoryError when a new chunk cannot be reserved, or growing is not allowed
+     * @throws SlabCache.RetiredException when the allocator closed meanwhile
+     */
+    private long fromSlabs(final ThreadCache tc, final int cls, final boolean mayGrow) {
+        final long frozen = fromFrozenSlab(tc, cls);
+        if (frozen != 0) {
+            return frozen;
+        }
+        final SlabCache c = caches[cls];
+        for (;;) {
+            final Chunk[] seen = pages.snapshot();
+            c.lock.lock();
+            try {
+                long a = fromDepot(tc, cls, c);
+                if (a == 0) {
+                    a = fromSharedSlabs(tc, cls, c);
+                }
+                if (a == 0) {
+                    a = fromNewSlab(tc, cls, c);
+                }
+                if (a != 0) {
+                    return a;
+                }
+            } finally {
+                c.lock.unlock();
+            }
+            if (!mayGrow) {
+                throw new OutOfMemoryError("kmem4j: no free slab and growing is not allowed now");
+            }
+            pages.grow(seen);
+        }
+    }
+
+    /** Tier 3: my frozen slab (only I take from its bitmap: no lock). */
+    private static long fromFrozenSlab(final ThreadCache tc, final int cls) {
+        final Slab frozen = tc.current[cls];
+        if (frozen == null || frozen.freeObjects() == 0) {
+            return 0;
+        }
+        final Magazine m = tc.loaded[cls];
+        frozen.fill(m, m.rounds.length);
+        return m.pop();
+    }
+
+    /** Tier 4 (cache lock held): my empty previous magazine for a full one; the empty loaded one becomes previous. */
+    private static long fromDepot(final ThreadCache tc, final int cls, final SlabCache c) {
+        final Magazine full = c.depot.exchangeForFull(tc.previous[cls]);
+        if (full == null) {
+            return 0;
+        }
+        tc.previous[cls] = tc.loaded[cls];
+        tc.loaded[cls] = full;
+        return full.pop();
+    }
+
+    /** Tier 5 (cache lock held): a thread new to this class shares slabs instead of freezing one of its own. */
+    private static long fromSharedSlabs(final ThreadCache tc, final int cls, final SlabCache c) {
+        if (tc.current[cls] != null
+            || tc.stats[ThreadCache.classBase(cls) + ThreadCache.ALLOCS] >= FREEZE_AFTER_ALLOCATIONS) {
+            return 0;
+        }
+        final Magazine m = tc.loaded[cls];
+        return c.fillSharedLocked(m, SHARED_REFILL) > 0 ? m.pop() : 0;
+    }
+
+    /** Tier 6 (cache lock held): unfreezes my used-up slab and freezes another; 0 when the page heap must grow. */
+    private static long fromNewSlab(final ThreadCache tc, final int cls, final SlabCache c) {
+        Slab s = tc.current[cls];
+        if (s == null || s.freeObjects() == 0) {
+            if (s != null) {
+                tc.current[cls] = null;
+                c.unfreezeLocked(s);
+            }
+            s = c.freezeSlabLocked(tc);
+            tc.current[cls] = s;
+        }
+        if (s == null) {
+            return 0;
+        }
+        final Magazine m = tc.loaded[cls];
+        s.fill(m, m.rounds.length);
+        return m.pop();
+    }
+
+    /**
+     * Tier 8: no chunk fits under {@code MaxDirectMemorySize} now (growth never waits). Take in
+     * deferred frees and give back what this thread and the depots hold; try once more, growing again
+     * only if that released a chunk. Otherwise the JDK's own path serves the request, reclaiming with
+     * GC as it always does.
+     */
+    private long underPressure(final ThreadCache tc, final int cls) {
+        long a = fromRemoteFrees(tc, cls);
+        if (a == 0) {
+            a = fromPrevious(tc, cls);
+        }
+        if (a != 0) {
+            return a;
+        }
+        reaper.giveBackAll(tc, tc); // this thread's own magazines of every class may pin chunks
+        final long releasedBytes = reaper.trim();
+        final Events.BudgetPressure event = new Events.BudgetPressure();
+        event.begin();
+        event.cache = caches[cls].name;
+        event.releasedBytes = releasedBytes;
+        try {
+            a = fromSlabs(tc, cls, releasedBytes > 0);
+            event.recovered = true;
+            return a;
+        } catch (final OutOfMemoryError | SlabCache.RetiredException stillExhausted) {
+            return 0; // the JDK's own path reserves with GC and back-off and throws its own error
+        } finally {
+            event.commit();
+        }
+    }
+}

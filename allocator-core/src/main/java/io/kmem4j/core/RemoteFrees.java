@@ -1,0 +1,143 @@
+package io.kmem4j.core;
+
+/**
+ * Deferred cross-thread free: where a free goes when the freeing thread does not own the object's
+ * slab, and how it comes home. The idea is the Linux 6.18 UDP receive series' deferred free
+ * ({@code skb_attempt_defer_free} sends a free back to the CPU that allocated it, so that CPU's
+ * caches and locks stay its own) and mimalloc's thread-free lists.
+ *
+ * <pre>
+ *   freeing thread ──RemoteBatches (≤ 4 owners × 32)──▶ deliverMt ──one CAS──▶ owner's RemoteInbox
+ *                                                              └─ owner gone ──▶ orphans
+ *   GC cleaner thread, virtual threads ──one free at a time──▶ (the same, never waiting)
+ *   owner's slow path ◀── drain: takes its inbox and the orphans with one swap each, keeps them
+ *   reaper ◀── returnOrphans: orphans back to their slabs
+ * </pre>
+ *
+ * <p>Ownership: other threads may hand objects back; only the owner takes them ("foreign-thread"
+ * entry points end in {@code Mt}). The table of inboxes is indexed by thread-cache id and written
+ * copy-on-write by the {@link ThreadRegistry} under its lock; a reader sees either the old or the
+ * new table. An id can be reused by a new thread after its owner ended: a free sent to the old
+ * owner then lands in the new thread's inbox, which is harmless (magazines take objects of any slab
+ * of their class; the old owner's slabs were unfrozen before its id was given back), or in a closed
+ * inbox, which refuses it, and it goes to the orphans.
+ */
+final class RemoteFrees {
+    /** Deferred frees with no live owner; drained by any thread's slow path and by the reaper. */
+    final RemoteInbox orphans = new RemoteInbox();
+    private final PageHeap pages;
+    private final boolean zeroOnFree;
+    private volatile RemoteInbox[] inboxes = new RemoteInbox[64];
+
+    /**
+     * @param pages      where freed objects live
+     * @param zeroOnFree true when objects wait all-zero: an arriving free is zeroed by its receiver
+     *                   (senders never zero: the GC cleaner thread must not)
+     */
+    RemoteFrees(final PageHeap pages, final boolean zeroOnFree) {
+        this.pages = pages;
+        this.zeroOnFree = zeroOnFree;
+    }
+
+    /** Makes {@code inbox} the inbox of thread-cache {@code id} (the registry's lock held). */
+    void openLocked(final int id, final RemoteInbox inbox) {
+        RemoteInbox[] t = inboxes;
+        t = id >= t.length ? java.util.Arrays.copyOf(t, Math.max(id + 1, t.length * 2)) : t.clone();
+        t[id] = inbox;
+        inboxes = t;
+    }
+
+    /** Thread-cache {@code id} is gone: later frees for it go to the orphans (the registry's lock held). */
+    void closeLocked(final int id) {
+        final RemoteInbox[] t = inboxes.clone();
+        t[id] = null;
+        inboxes = t;
+    }
+
+    /** Hands a linked batch {@code first .. last} to {@code owner}'s inbox, or to the orphans when that owner is gone. */
+    void deliverMt(final int owner, final long first, final long last) {
+        final RemoteInbox[] t = inboxes;
+        final RemoteInbox in = owner < t.length ? t[owner] : null;
+        if (in == null || !in.pushMt(first, last)) {
+            orphans.pushMt(first, last);
+        }
+    }
+
+    /** A free whose slab has no owner, from a thread that must not take a lock: counted as sent, left to whoever drains the orphans. */
+    void orphanMt(final ThreadCache tc, final long address) {
+        tc.count(ThreadCache.REMOTE_SENT, 1);
+        tc.count(ThreadCache.REMOTE_BATCHES, 1);
+        orphans.pushMt(address, address);
+    }
+
+    /** The owner's slow path: takes in the frees sent to {@code tc}, and the orphans, into its magazines. */
+    void drain(final ThreadCache tc) {
+        if (tc.inbox.nonEmpty()) {
+            absorb(tc, tc.inbox.takeAll());
+        }
+        if (orphans.nonEmpty()) {
+            absorb(tc, orphans.takeAll());
+        }
+    }
+
+    private void absorb(final ThreadCache tc, final long chain) {
+        long n = 0;
+        long a = chain;
+        try {
+            while (a != 0) {
+                final SlabCache c = pages.cacheOf(a);
+                final long next = RemoteInbox.next(a);
+                tc.keep(c.classIndex, a);
+                clearDeferred(a, c.objectSize); // (keep never touches the object's memory)
+                n++;
+                a = next;
+            }
+        } catch (final Throwable t) {
+            orphans.pushChain(a); // nothing is stranded: the rest waits for the next drain
+            throw t;
+        } finally {
+            tc.count(ThreadCache.REMOTE_ABSORBED, n);
+            if (n > Events.BACKLOG_THRESHOLD) {
+                final Events.RemoteFreeBacklog e = new Events.RemoteFreeBacklog();
+                e.frees = n;
+                e.commit();
+            }
+        }
+    }
+
+    /** The reaper and trim: orphaned frees back to their slabs. */
+    void returnOrphans(final ThreadCache me) {
+        if (orphans.nonEmpty()) {
+            returnToSlabs(orphans.takeAll(), me);
+        }
+    }
+
+    /** Returns every free of {@code chain} to its slab, on behalf of {@code me} (each under its cache's lock). */
+    void returnToSlabs(final long chain, final ThreadCache me) {
+        long n = 0;
+        final Chunk[] hint = new Chunk[1];
+        for (long a = chain; a != 0; ) {
+            final long next = RemoteInbox.next(a);
+            final Slab s = pages.slabOf(a, hint);
+            clearDeferred(a, s.objectSize);
+            s.cache.lock.lock();
+            try {
+                s.cache.returnObjectLocked(s, a, me);
+            } finally {
+                s.cache.lock.unlock();
+            }
+            n++;
+            a = next;
+        }
+        me.count(ThreadCache.REMOTE_ABSORBED, n);
+    }
+
+    /** A deferred free arrives: clear its link word, or with {@code zeroOnFree} the whole object. */
+    private void clearDeferred(final long address, final int objectSize) {
+        if (zeroOnFree) {
+            Zeroing.zero(address, objectSize);
+        } else {
+            RemoteInbox.unlink(address);
+        }
+    }
+}
