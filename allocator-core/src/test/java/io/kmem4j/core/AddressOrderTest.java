@@ -10,7 +10,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * Seed {@code 001_f6795392cfb9b5c3.txt}: after random frees, a LIFO free list hands out scattered
+ * Address order (against the scattering of LIFO freelists): after random frees, a LIFO free list hands out scattered
  * addresses, so nodes allocated one after another (a list, a hash chain) end up far apart. kmem4j
  * refills from slab bitmaps lowest address first and sorts magazines coming back for allocation, so
  * consecutive allocations after churn still ascend. The same churn is replayed on a LIFO free list

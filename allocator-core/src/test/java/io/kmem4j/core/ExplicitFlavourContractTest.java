@@ -4,8 +4,12 @@ import static io.kmem4j.core.TestSupport.address;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 
+import org.agrona.UnsafeApi;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /** The contract for the explicit (no cleaner) flavour, plus what only that flavour promises. */
@@ -21,19 +25,28 @@ class ExplicitFlavourContractTest extends BufferContractTestBase {
     }
 
     @Test
-    void explicitBuffersHaveNoCleanerAndGcNeverFreesThem() throws Exception {
+    void explicitBuffersHaveNoCleanerAndGcNeverFreesThem() {
         ByteBuffer b = allocator.allocateExplicit(300);
         assertThat(JdkInternals.cleaner(b)).isNull();
         final long a = address(b);
-        b = null;
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-            Thread.sleep(20);
+        for (int i = 0; i < 300; i++) {
+            b.put(i, (byte) 0x5A);
         }
+        final WeakReference<ByteBuffer> collected = new WeakReference<>(b);
+        b = null;
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+            System.gc();
+            return collected.get() == null;
+        });
         final AllocatorStats s = allocator.stats();
-        assertThat(s.frees()).isZero();
+        assertThat(s.frees()).as("frees after the buffer was collected").isZero();
         assertThat(s.liveBuffers()).isEqualTo(1);
-        assertThat(a).isNotZero();
+        final Chunk c = allocator.pages.map.find(a);
+        assertThat(c.slabs[c.pageOf(a)].mayBeHandedOut(a, 300, allocator.classes))
+            .as("the block is still taken in its slab's bitmap").isTrue();
+        for (int i = 0; i < 300; i++) {
+            assertThat(UnsafeApi.getByte(a + i)).as("byte %d of the collected buffer's block", i).isEqualTo((byte) 0x5A);
+        }
     }
 
     @Test

@@ -28,6 +28,18 @@ class MagazineSizingTest {
         assertThat(SlabCache.magazineRounds(1, 64)).isEqualTo(1);
     }
 
+    /** What slabinfo's {@code limit} column and the beans show comes from each cache, not from the configuration. */
+    @Test
+    void eachCachesStatisticsCarryItsOwnMagazineSizeAndRemoteBatch() {
+        try (SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build())) {
+            for (final CacheStats c : a.stats().caches()) {
+                assertThat(c.magazineRounds()).as("magazine size of %s", c.name())
+                    .isEqualTo(c.objectSize() > 4096 ? 8 : 32);
+                assertThat(c.remoteBatch()).as("remote-free batch of %s", c.name()).isEqualTo(RemoteBatches.BATCH);
+            }
+        }
+    }
+
     @Test
     void aLiveThreadPinsAtMostTwoSmallMagazinesOfLargeObjectsAfterTrim() {
         try (SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build())) {

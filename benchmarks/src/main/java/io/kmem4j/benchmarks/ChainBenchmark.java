@@ -22,13 +22,13 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 
 /**
- * Chain traversal after random churn (seed {@code 001_f6795392cfb9b5c3.txt}): a hash chain whose
+ * Chain traversal after random churn (address-ordered allocation against LIFO freelists): a hash chain whose
  * nodes are small direct buffers, linked through their own memory, is walked; how fast depends on
  * whether consecutive nodes sit next to each other in memory. A LIFO free list hands objects back
  * in the order they were freed, so after random frees consecutive allocations scatter; kmem4j's
  * bitmap refills and sorted magazines hand out the lowest free addresses first.
  *
- * <p><b>Workload</b> (the seed's experiment, with direct buffers). {@value #NODES} nodes of
+ * <p><b>Workload</b> (the experiment on hash chains after random frees, with direct buffers). {@value #NODES} nodes of
  * {@code size} bytes are allocated and linked in allocation order: the first 8 bytes of each node
  * hold the next node's address (an intrusive list, like {@code hlist_node}). {@code fresh}: the
  * first allocation from a new allocator. {@code churned}: as the seed does, all nodes are freed in

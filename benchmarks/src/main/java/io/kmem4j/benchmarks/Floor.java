@@ -5,14 +5,10 @@ import static io.kmem4j.benchmarks.Unsafes.freeMemory;
 import static io.kmem4j.benchmarks.Unsafes.invokeCleaner;
 import static io.kmem4j.benchmarks.Unsafes.setMemory;
 
-import java.io.FileDescriptor;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
-import java.lang.reflect.Constructor;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.kmem4j.core.RootBuffers;
 import org.agrona.BufferUtil;
 
 /**
@@ -24,11 +20,9 @@ import org.agrona.BufferUtil;
  *   <li>taking a block: a pop from a plain {@code long[]} free stack owned by the thread (no
  *       size classes, no locks, no statistics);</li>
  *   <li>zeroing it with {@code Unsafe.setMemory};</li>
- *   <li>building the buffer with the same JDK constructor kmem4j uses,
- *       {@code DirectByteBuffer(int cap, long addr, FileDescriptor fd, Runnable unmapper, boolean isSync, <segment>)}
- *       (found by the shape of its first five parameters, bound to {@code fd = null},
- *       {@code isSync = false}, {@code segment = null}), which allocates the buffer, a new
- *       {@link Runnable} and the JDK {@code Cleaner} that links itself into the JDK's cleaner list;</li>
+ *   <li>building the buffer with the same JDK constructor kmem4j uses ({@link RootBuffers#wrap}),
+ *       which allocates the buffer, a new {@link Runnable} and the JDK {@code Cleaner} that links
+ *       itself into the JDK's cleaner list;</li>
  *   <li>releasing: {@code Unsafe.invokeCleaner} unlinks the cleaner and runs the runnable, which
  *       pushes the block back on its free stack.</li>
  * </ul>
@@ -46,9 +40,6 @@ final class Floor extends Flavour {
     /** Largest block, bytes. */
     static final int MAX_BLOCK = 64 << 10;
 
-    /** {@code (int capacity, long address, Runnable unmapper) -> ByteBuffer}. */
-    private static final MethodHandle NEW_BUFFER = newBufferHandle();
-
     private final int stride;
     private final int blocksPerRing;
     private final int rings;
@@ -64,31 +55,6 @@ final class Floor extends Flavour {
         this.blocksPerRing = slots + 1;
         this.rings = threads;
         this.region = allocateMemory((long) stride * blocksPerRing * threads);
-    }
-
-    private static MethodHandle newBufferHandle() {
-        try {
-            final Class<?> dbb = Class.forName("java.nio.DirectByteBuffer");
-            final MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(dbb, MethodHandles.lookup());
-            Constructor<?> mapped = null;
-            for (final Constructor<?> c : dbb.getDeclaredConstructors()) {
-                final Class<?>[] p = c.getParameterTypes();
-                if (p.length == 6 && p[0] == int.class && p[1] == long.class && p[2] == FileDescriptor.class
-                    && p[3] == Runnable.class && p[4] == boolean.class && !p[5].isPrimitive()) {
-                    mapped = c;
-                }
-            }
-            if (mapped == null) {
-                throw new NoSuchMethodException("DirectByteBuffer(int, long, FileDescriptor, Runnable, boolean, <segment>)");
-            }
-            MethodHandle h = lookup.unreflectConstructor(mapped);
-            h = MethodHandles.insertArguments(h, 4, false, null);   // isSync, segment
-            h = MethodHandles.insertArguments(h, 2, (Object) null);  // fd
-            return h.asType(MethodType.methodType(ByteBuffer.class, int.class, long.class, Runnable.class));
-        } catch (final ReflectiveOperationException | RuntimeException e) {
-            throw new IllegalStateException("allocator=floor needs the JDK's mapped DirectByteBuffer constructor"
-                + " (run with " + Jvm.ADD_OPENS + "): " + e, e);
-        }
     }
 
     @Override
@@ -115,13 +81,7 @@ final class Floor extends Flavour {
     ByteBuffer allocate(final FreeStack stack, final int capacity) {
         final long a = stack.pop();
         setMemory(a, capacity, (byte) 0);
-        try {
-            return (ByteBuffer) NEW_BUFFER.invokeExact(capacity, a, (Runnable) new Push(stack, a));
-        } catch (final RuntimeException | Error e) {
-            throw e;
-        } catch (final Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        return RootBuffers.wrap(a, capacity, new Push(stack, a));
     }
 
     @Override

@@ -608,8 +608,8 @@ public final class Report {
             .append(" operation is timed (HdrHistogram, measurement iterations only, two `nanoTime` calls included;")
             .append(" percentiles from the forks' merged histograms); GCs from the GC MXBeans; `OutOfMemoryError`s")
             .append(" counted (the slot stays empty).\n");
-        b.append("- **ChainBenchmark** (`traverse`, seed 001): 65,536 nodes of 64 B linked through their first 8 bytes")
-            .append(" in allocation order; `churned`: all freed in random order first (the seed's passes with")
+        b.append("- **ChainBenchmark** (`traverse`, address order): 65,536 nodes of 64 B linked through their first 8 bytes")
+            .append(" in allocation order; `churned`: all freed in random order first (each node freed with")
             .append(" probability 1/2), then allocated and linked anew. ns per node visited; near links: share of")
             .append(" links pointing less than 4 KiB forward.\n");
         b.append("- **MemoryBenchmark** (`burst`): 131,072 buffers of the size mix allocated and kept, then idle")

@@ -22,8 +22,8 @@ import java.util.Map;
  *
  * {@code liveObjectBytes} is the sum over the caches of {@code ActiveObjects * ObjectSize}: live
  * buffers rounded up to their size class. The bound assumes objects held by caches fill slabs as
- * densely as live ones (the allocator refills magazines from the lowest addresses, seed
- * {@code 001_f6795392cfb9b5c3.txt}); it is what "live set plus the configured caches" means in field
+ * densely as live ones (the allocator refills magazines from the lowest addresses, address
+ * order); it is what "live set plus the configured caches" means in field
  * cases C3 and C5.
  */
 public final class CacheBound {

@@ -14,7 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Field cases of {@code shared/cases/CASES.md} as forked-JVM runs of small plain programs
+ * Field cases of {@code docs/cases.md} as forked-JVM runs of small plain programs
  * ({@code io.kmem4j.it.apps}), with the JDK flags each case names, with and without the agent. Each
  * case prints one {@code [kmem4j-it] C<n> JDK <v>: ...} line with its key figures. Nothing here
  * asserts on time; times are printed.

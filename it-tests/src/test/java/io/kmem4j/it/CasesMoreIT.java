@@ -14,7 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Field cases C7, C10, C18 and C19 of {@code shared/cases/CASES.md} through the agent, in forked JVMs on
+ * Field cases C7, C10, C18 and C19 of {@code docs/cases.md} through the agent, in forked JVMs on
  * every JDK: {@code apps.RecyclingCasesApp} runs on the JDK alone, with the agent (memory zeroed on
  * release, the default), with {@code zeroOnFree=false}, and in debug mode (freed memory poisoned). Its
  * stdout (but for the counters lines) must be the same in every run: the same exception and message

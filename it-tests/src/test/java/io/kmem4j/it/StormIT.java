@@ -37,7 +37,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * ObjectSize}): at the end of each loop phase (threads alive, holding nothing); during the drop phase,
  * the largest {@code BytesReserved} sampled against twice the largest live set sampled (the live set
  * plus at most one GC's worth of frees still on their way to the owner's inbox: GC-driven frees are
- * deferred, seed {@code 003_5484a2f8906cbf25.txt}); after the storm threads ended and two reaper
+ * deferred, as in the Linux 6.18 UDP receive series); after the storm threads ended and two reaper
  * intervals passed; and after {@code trim}, nothing but what live threads and buffers need. No
  * {@code OutOfMemoryError} anywhere.
  */

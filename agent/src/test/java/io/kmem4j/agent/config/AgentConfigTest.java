@@ -307,4 +307,23 @@ class AgentConfigTest {
                 "reapIntervalMillis", "250", "zeroOnFree", "true", "explicitLeakDetection", "true",
                 "siteSampleRate", "100"));
     }
+
+    /** The README's Options table is the third place keys are listed: it must list exactly the known ones. */
+    @Test
+    void theReadmeOptionsTableListsExactlyTheKnownKeys() throws IOException {
+        final java.util.List<String> readme = new java.util.ArrayList<>();
+        boolean inTable = false;
+        for (final String line : Files.readAllLines(Path.of("..", "README.md"), StandardCharsets.UTF_8)) {
+            if (line.startsWith("| key | default | allowed | meaning |")) {
+                inTable = true;
+            } else if (inTable && line.startsWith("| `")) {
+                readme.add(line.substring(3, line.indexOf('`', 3)));
+            } else if (inTable && !line.startsWith("|")) {
+                break;
+            }
+        }
+        final java.util.List<String> known = new java.util.ArrayList<>();
+        AgentConfig.knownKeys().forEach(known::add);
+        assertThat(readme).as("keys in the README's Options table").containsExactlyInAnyOrderElementsOf(known);
+    }
 }

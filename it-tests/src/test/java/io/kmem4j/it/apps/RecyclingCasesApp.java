@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Field cases C7, C10, C18 and C19 of {@code shared/cases/CASES.md}, exactly as written there, as an
+ * Field cases C7, C10, C18 and C19 of {@code docs/cases.md}, exactly as written there, as an
  * ordinary program that knows nothing about any agent. Each case prints deterministic lines
  * ({@code c7: ...}, {@code c10: ...}, ...) and, after it, one {@code <case>: counters ...} line with the
  * allocator bean's figures (empty without an agent), which the test reads to see that released memory
