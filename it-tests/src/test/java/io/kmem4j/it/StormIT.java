@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * monitor entry and every park of the storm threads with its stack (no sampling, no threshold), and
  * each is attributed to the code that took the lock ({@code LockContention}). Asserted: no storm
  * thread ever waited for a kmem4j lock that is not per size class, except at most once per thread
- * when it registers its thread cache on its first allocation ({@code SlabAllocator.register}, the
+ * when it registers its thread cache on its first allocation ({@code ThreadRegistry.register}, the
  * registry of thread caches, which the statistics snapshot behind JMX also reads). Reported, not
  * asserted: waits for the per-class cache locks, and for the JDK's own global lock
  * ({@code jdk.internal.ref.Cleaner.add/remove} are {@code static synchronized}; every
@@ -105,7 +105,7 @@ class StormIT {
             String phase = kv.get("phase");
             long threads = phase.equals("drop") ? 1 : Long.parseLong(phase.substring(phase.indexOf('x') + 1));
             assertThat(kv.get("site")).as("a storm thread waited for a global kmem4j lock: %s\n%s", line,
-                    agent.description()).contains("io.kmem4j.core.SlabAllocator.register:");
+                    agent.description()).contains("io.kmem4j.core.ThreadRegistry.register:");
             assertThat(Long.parseLong(kv.get("count"))).as("waits at thread-cache registration, at most one per"
                     + " thread of the phase: %s", line).isLessThanOrEqualTo(threads);
         }

@@ -30,9 +30,9 @@ import jdk.jfr.consumer.RecordingFile;
  *       allocator-wide: the thread-cache registry, the reaper, the cache-id table, the agent's log
  *       set-up), or a lock taken in {@code PageHeap} (the chunk grow serialiser and grow lock), or a
  *       lock taken anywhere else in kmem4j that this class does not know;</li>
- *   <li>{@link Category#KMEM4J_CACHE}: a {@code java.util.concurrent} lock taken in
- *       {@code SlabAllocator} or {@code SlabCache}: their only such lock is {@code SlabCache.lock},
- *       one per size class;</li>
+ *   <li>{@link Category#KMEM4J_CACHE}: a {@code java.util.concurrent} lock taken in one of the
+ *       classes of allocator-core that take {@code SlabCache.lock}, one per size class, and no other
+ *       such lock ({@link #CACHE_LOCK_TAKERS});</li>
  *   <li>{@link Category#JDK_CLEANER}: the monitor of {@code jdk.internal.ref.Cleaner}, whose
  *       {@code add} (every new {@code DirectByteBuffer}, ours included) and {@code remove} (every
  *       clean) are {@code static synchronized} on JDK 17..25, with or without kmem4j;</li>
@@ -44,6 +44,13 @@ import jdk.jfr.consumer.RecordingFile;
  * {@code io.kmem4j.shaded}.
  */
 public final class LockContention {
+
+    /**
+     * The classes of allocator-core whose only {@code java.util.concurrent} lock is a cache's
+     * {@code SlabCache.lock} (the page heap's locks are taken in {@code PageHeap}: global).
+     */
+    static final java.util.Set<String> CACHE_LOCK_TAKERS = java.util.Set.of("SlabCache", "Refill", "SharedTier",
+            "ThreadCache", "Reaper", "RemoteFrees", "Accounting");
 
     /** Where a contended acquisition happened. */
     public enum Category { KMEM4J_GLOBAL, KMEM4J_CACHE, JDK_CLEANER, JDK_OTHER, OTHER }
@@ -132,7 +139,8 @@ public final class LockContention {
         RecordedFrame taker = monitor ? frames.get(0) : firstOutsideLocks(frames);
         String type = typeOf(taker);
         if (isKmem4j(type)) {
-            boolean cacheLock = !monitor && (type.endsWith(".SlabAllocator") || type.endsWith(".SlabCache"));
+            boolean cacheLock = !monitor && type.startsWith("io.kmem4j.core.")
+                    && CACHE_LOCK_TAKERS.contains(type.substring("io.kmem4j.core.".length()));
             return new Event(thread, kind, cacheLock ? Category.KMEM4J_CACHE : Category.KMEM4J_GLOBAL, site(taker), nanos);
         }
         if (type.equals("jdk.internal.ref.Cleaner")) {
