@@ -120,7 +120,7 @@ public final class SlabAllocator implements AutoCloseable {
      *
      * @param config the configuration
      * @throws UnsupportedJdkException when this JDK's {@code java.nio} internals are unusable (message
-     *         says which and how to open them), e.g. on JDK 26
+     *         names the JDK and what did not match)
      */
     public SlabAllocator(final SlabAllocatorConfig config) {
         this(config, JdkInternals::newDirectBuffer);
@@ -900,8 +900,7 @@ public final class SlabAllocator implements AutoCloseable {
             if (isVirtual(t) || closed) {
                 // no private cache after close: nobody would adopt it when the thread ends
                 tc = sharedCache;
-            } else if ("Reference Handler".equals(t.getName()) && t.getThreadGroup() != null
-                && t.getThreadGroup().getParent() == null) {
+            } else if (JdkInternals.isGcCleanerThread(t)) { // Reference Handler (17-25), BufferCleaner (26+)
                 tc = gcCache;
             } else {
                 tc = register(t, ThreadCache.CACHING);
