@@ -25,7 +25,7 @@ class StartupTimeIT {
     private static final String HELLO_APP = "io.kmem4j.it.apps.HelloApp";
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void startupTimeWithAndWithoutTheAgent(Jdk jdk) {
         String cp = AppRun.classpath(AppRun.appClasses());
         List<String> withAgent = List.of(AppRun.javaagent(null));
