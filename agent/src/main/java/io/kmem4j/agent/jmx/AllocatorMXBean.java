@@ -3,12 +3,13 @@ package io.kmem4j.agent.jmx;
 /**
  * The allocator as an operator sees it in jconsole: {@code kmem4j:type=Allocator} on the platform
  * MBean server (should that name be taken, {@code kmem4j:type=Allocator,instance=N}). Every
- * attribute is an open type (a number or a string) and, except {@code InterceptorFailures} and
- * {@code Configuration}, comes from the snapshot shared with the {@code kmem4j:type=SlabCache}
- * beans ({@link StatsSnapshots}, at most 200 ms old). Counters count since start.
+ * attribute is an open type (a number, a boolean or a string) and, except {@code Enabled},
+ * {@code DisabledReason}, {@code InterceptorFailures} and {@code Configuration}, comes from the
+ * snapshot shared with the {@code kmem4j:type=SlabCache} beans ({@link StatsSnapshots}, at most
+ * 200 ms old). Counters count since start.
  *
- * <p>When the agent is loaded but serves nothing (this JDK's internals do not match, or installing
- * failed) the bean is still registered: {@code Enabled} is false, {@code DisabledReason} says why,
+ * <p>When the agent is loaded but serves nothing (this JDK's internals do not match, a setting is
+ * invalid, or installing failed) the bean is still registered: {@code Enabled} is false, {@code DisabledReason} says why,
  * every counter is 0 and there are no {@code kmem4j:type=SlabCache} beans.
  */
 public interface AllocatorMXBean {
