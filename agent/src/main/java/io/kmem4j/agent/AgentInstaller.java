@@ -46,26 +46,51 @@ public final class AgentInstaller {
     }
 
     /**
+     * The JDKs the integration tests run this agent on (README, "Supported JDKs"); named in the
+     * warning when interception is off.
+     */
+    static final String TESTED_JDKS = "17, 21, 25, 26 and 27";
+
+    /**
      * Installs kmem4j; never throws. Called reflectively by {@link Kmem4jAgent} through the agent's
-     * private class loader.
+     * private class loader. When the configuration is invalid nothing is installed (one ERROR line).
+     * When interception cannot start (this JDK does not match, or any failure while installing) the
+     * application runs on the JDK's allocator and kmem4j says so everywhere: one WARN (or ERROR)
+     * line naming the JDK and what did not match, {@code kmem4j:type=Allocator} with
+     * {@code Enabled=false} and {@code DisabledReason}, and with {@code summary=true} one summary
+     * line at exit.
      *
      * @param args    agent arguments ({@code key=value,...}), may be null
      * @param inst    the JVM's instrumentation
      * @param dynamic true for a dynamic attach
      */
     public static void installSafely(final String args, final Instrumentation inst, final boolean dynamic) {
+        final AgentConfig config;
         try {
-            install(args, inst, dynamic);
-        } catch (final UnsupportedJdkException e) {
-            warn("interception is off, the application runs on the JDK's allocator: " + e.getMessage());
+            config = configure(args);
         } catch (final Throwable t) {
-            try {
-                AgentLog.get(AgentInstaller.class).error("kmem4j is disabled, the application runs on the JDK's"
-                    + " allocator: {}", t.getMessage() != null ? t.getMessage() : t.toString());
-            } catch (final Throwable ignored) {
-                System.err.println("[kmem4j] ERROR kmem4j is disabled: " + t);
-            }
+            error("kmem4j is disabled, the application runs on the JDK's allocator: " + describe(t));
+            registerDisabled(describe(t), Map.of());
+            return;
         }
+        if (config == null) {
+            return; // enabled=false
+        }
+        try {
+            install(config, inst, dynamic);
+        } catch (final UnsupportedJdkException e) {
+            off(config, e.getMessage(), "interception is off, the application runs on the JDK's allocator: "
+                + e.getMessage() + "; kmem4j " + AgentVersion.get() + " is tested on JDK " + TESTED_JDKS
+                + "; no flag or option turns it on here: run it on one of those JDKs or on a kmem4j release"
+                + " that supports this JDK (README, Supported JDKs)", false);
+        } catch (final Throwable t) {
+            off(config, describe(t), "kmem4j is disabled, the application runs on the JDK's allocator: "
+                + describe(t), true);
+        }
+    }
+
+    private static String describe(final Throwable t) {
+        return t.getMessage() != null ? t.getMessage() : t.toString();
     }
 
     private static void warn(final String message) {
@@ -76,8 +101,63 @@ public final class AgentInstaller {
         }
     }
 
-    private static void install(final String args, final Instrumentation inst, final boolean dynamic) throws Exception {
-        final long t0 = System.nanoTime();
+    private static void error(final String message) {
+        try {
+            AgentLog.get(AgentInstaller.class).error(message);
+        } catch (final Throwable ignored) {
+            System.err.println("[kmem4j] ERROR " + message);
+        }
+    }
+
+    /**
+     * Interception is off: one log line, the {@code Enabled=false} bean, the summary line. Never throws.
+     *
+     * @param config the configuration
+     * @param reason why, for the bean and the summary
+     * @param line   the WARN or ERROR line
+     * @param failed true for an ERROR (something failed), false for a WARN (this JDK does not match)
+     */
+    private static void off(final AgentConfig config, final String reason, final String line, final boolean failed) {
+        if (failed) {
+            error(line);
+        } else {
+            warn(line);
+        }
+        try {
+            if (config.summary) {
+                Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown", () -> {
+                    System.err.println(Summary.off(reason));
+                    System.err.flush();
+                }));
+            }
+        } catch (final Throwable ignored) {
+            // the line above said it all; nothing may disturb the application
+        }
+        registerDisabled(reason, config.effective);
+    }
+
+    /** {@code kmem4j:type=Allocator} with {@code Enabled=false}, on a daemon thread as the serving beans. Never throws. */
+    private static void registerDisabled(final String reason, final Map<String, String> configuration) {
+        try {
+            new AgentThread("kmem4j-jmx", () -> {
+                final Kmem4jMBeans.Registration r = Kmem4jMBeans.registerDisabled(
+                    ManagementFactory.getPlatformMBeanServer(), reason, configuration);
+                for (final String problem : r.problems()) {
+                    warn("JMX: " + problem);
+                }
+            }).start();
+        } catch (final Throwable ignored) {
+            // nothing may disturb the application
+        }
+    }
+
+    /**
+     * Reads the configuration and sets up the agent's log.
+     *
+     * @return the configuration, or {@code null} when {@code enabled=false} (one INFO line)
+     * @throws IllegalArgumentException for an invalid setting
+     */
+    private static AgentConfig configure(final String args) {
         // ByteBuddy must not touch sun.misc.Unsafe on JDK 25 (the property name is relocated with ByteBuddy)
         System.setProperty("net.bytebuddy.safe", "true");
         final AgentConfig config;
@@ -96,8 +176,14 @@ public final class AgentInstaller {
         }
         if (!config.enabled) {
             log.info("kmem4j is installed but disabled (enabled=false)");
-            return;
+            return null;
         }
+        return config;
+    }
+
+    private static void install(final AgentConfig config, final Instrumentation inst, final boolean dynamic)
+        throws Exception {
+        final Logger log = AgentLog.get(AgentInstaller.class);
         final long t1 = System.nanoTime();
         openJavaBase(inst);
         final BootstrapBridge.Members members = BootstrapBridge.members();
@@ -112,21 +198,23 @@ public final class AgentInstaller {
         final Interceptor interceptor = new Interceptor(allocator);
         bridge.set(null, interceptor);
         final long t3 = System.nanoTime();
+        final PoolsView pools;
         try {
             ByteBufferTransformer.install(inst, bridge);
+            pools = installPools(inst, members, allocator, config);
         } catch (final Throwable t) {
+            // off for real: later allocations go to the JDK; buffers already served stay valid (close())
             bridge.set(null, null);
             allocator.close();
             throw t;
         }
-        final PoolsView pools = installPools(inst, members, allocator, config);
         Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown",
             () -> shutdown(members, interceptor, pools == null ? null : pools.router(), allocator, config)));
         startJmx(allocator, config.effective, interceptor, pools);
         final long t4 = System.nanoTime();
-        log.debug("installed in {} ms: configuration and logging {} ms, java.base access and bridge {} ms,"
-                + " allocator {} ms, ByteBuffer retransformation {} ms", (t4 - t0) / 1_000_000, (t1 - t0) / 1_000_000,
-            (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000);
+        log.debug("installed in {} ms: java.base access and bridge {} ms, allocator {} ms, ByteBuffer"
+                + " retransformation and pools {} ms", (t4 - t1) / 1_000_000, (t2 - t1) / 1_000_000,
+            (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000);
         log.info("kmem4j {} serving ByteBuffer.allocateDirect for capacities {}..{} bytes ({}){}{}",
             AgentVersion.get(), config.allocator.minCapacityBytes(),
             allocator.maxCapacity(), dynamic ? "attached" : "premain",
@@ -216,6 +304,12 @@ public final class AgentInstaller {
     /** Text summary printed at exit with {@code summary=true}. */
     static final class Summary {
         private Summary() {
+        }
+
+        /** @return the one line printed at exit when interception was off */
+        static String off(final String reason) {
+            return "[kmem4j] summary: interception was off, every direct buffer came from the JDK's allocator: "
+                + reason;
         }
 
         static String format(final AllocatorStats s) {

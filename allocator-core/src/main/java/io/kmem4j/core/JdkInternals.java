@@ -4,12 +4,14 @@ import java.io.FileDescriptor;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.lang.ref.Reference;
 import java.lang.reflect.Constructor;
 import java.nio.ByteBuffer;
 
 /**
  * The few {@code java.nio} internals the allocator needs, resolved once by shape and held in
- * {@code static final} method handles so calls inline like direct calls.
+ * {@code static final} method handles so calls inline like direct calls. Checked on JDK 17.0.15,
+ * 21.0.13, 25.0.3, 26.0.2.1 and 27.0.1.
  *
  * <ul>
  *   <li>{@code DirectByteBuffer(int cap, long addr, FileDescriptor fd, Runnable unmapper,
@@ -20,45 +22,61 @@ import java.nio.ByteBuffer;
  *       type differs between JDK 17 ({@code MemorySegmentProxy}) and 21+ ({@code MemorySegment}),
  *       so the constructor is found by its first five parameter types.</li>
  *   <li>{@code DirectByteBuffer.cleaner()} and {@code attachment()}: to tell a tracked root from an
- *       explicit one and from a view.</li>
+ *       explicit one and from a view. {@code cleaner()}'s return type is taken from the method
+ *       itself: {@code jdk.internal.ref.Cleaner} on 17-25, the interface {@code sun.nio.Cleaner} on
+ *       26+ (JDK-8344332 removed {@code jdk.internal.ref.Cleaner}).</li>
+ *   <li>The thread that runs the cleaners of buffers found unreachable by GC
+ *       ({@link #isGcCleanerThread(Thread)}): on 17-25 the "Reference Handler" thread (it runs
+ *       {@code jdk.internal.ref.Cleaner}s itself); on 26+ the one thread of
+ *       {@code java.nio.BufferCleaner} (static field {@code cleaningThread}, started with the first
+ *       cleaner, named "InnocuousThread-N"). Its frees must never block (they are deferred).</li>
  *   <li>{@code java.nio.Bits.tryReserveMemory(long size, long cap)} / {@code unreserveMemory}: chunk
  *       memory is counted against {@code -XX:MaxDirectMemorySize} exactly as the JDK counts its own
  *       direct buffers (case C2); growth never waits (no GC, no back-off): when a chunk does not fit,
- *       the request goes to the JDK's own path, which reclaims and throws its own error.</li>
+ *       the request goes to the JDK's own path, which reclaims and throws its own error. (On 26+ that
+ *       path, {@code Bits.reserveMemory}, may run pending buffer cleaners, kmem4j's included, on the
+ *       allocating thread.)</li>
  * </ul>
  *
  * <p>Access needs {@code java.nio} opened to this class's module: the agent does that with
  * {@code Instrumentation.redefineModule}; code using the core library directly passes
  * {@code --add-opens java.base/java.nio=ALL-UNNAMED} (and
  * {@code --add-exports java.base/jdk.internal.misc=ALL-UNNAMED} for Agrona's {@code UnsafeApi}).
- * When anything is missing (as expected on JDK 26, JDK-8344332) {@link #failure()} says what, and
- * {@link SlabAllocator}'s constructor refuses to start.
+ * When anything is missing or of another shape, {@link #failure()} names the JDK and what did not
+ * match, and {@link SlabAllocator}'s constructor refuses to start.
  */
 final class JdkInternals {
-    /** Test switch: behave as on a JDK whose internals do not match (JDK 26), to test the fallback. */
+    /**
+     * Test switch: behave as on a JDK whose internals do not match (the mapped-buffer constructor
+     * "missing"), to test the fallback on any JDK.
+     */
     static final String SIMULATE_UNSUPPORTED_JDK = "kmem4j.simulateUnsupportedJdk";
-    private static final String UNSUPPORTED_PREFIX = "this JDK's java.nio internals do not match kmem4j's needs (";
     private static final MethodHandle NEW_BUFFER;      // (int cap, long addr, Runnable hook) ByteBuffer
     private static final MethodHandle CLEANER;         // (ByteBuffer) Object
     private static final MethodHandle ATTACHMENT;      // (ByteBuffer) Object
     private static final MethodHandle RESERVE;         // (long size, long cap) void
     private static final MethodHandle UNRESERVE;       // (long size, long cap) void
     private static final MethodHandle TRY_RESERVE;     // (long size, long cap) boolean
+    /** () Thread: {@code java.nio.BufferCleaner.cleaningThread} on 26+; null where the Reference Handler cleans. */
+    private static final MethodHandle CLEANING_THREAD;
     private static final Class<?> DIRECT_BUFFER_CLASS;
     private static final String FAILURE;
 
     static {
         MethodHandle newBuffer = null, cleaner = null, attachment = null, reserve = null, unreserve = null;
-        MethodHandle tryReserve = null;
+        MethodHandle tryReserve = null, cleaningThread = null;
         Class<?> dbb = null;
         String failure = null;
+        String what = "java.nio.DirectByteBuffer";
         try {
-            if (Boolean.getBoolean(SIMULATE_UNSUPPORTED_JDK)) {
-                throw new NoSuchMethodException("DirectByteBuffer's mapped-buffer constructor (missing on purpose: -D"
-                    + SIMULATE_UNSUPPORTED_JDK + "=true)");
-            }
             dbb = Class.forName("java.nio.DirectByteBuffer");
             final MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(dbb, MethodHandles.lookup());
+
+            what = "DirectByteBuffer's mapped-buffer constructor"
+                + " (int, long, FileDescriptor, Runnable, boolean, <segment>)";
+            if (Boolean.getBoolean(SIMULATE_UNSUPPORTED_JDK)) {
+                throw new NoSuchMethodException("missing on purpose: -D" + SIMULATE_UNSUPPORTED_JDK + "=true");
+            }
             Constructor<?> mapped = null;
             for (final Constructor<?> c : dbb.getDeclaredConstructors()) {
                 final Class<?>[] p = c.getParameterTypes();
@@ -68,20 +86,31 @@ final class JdkInternals {
                 }
             }
             if (mapped == null) {
-                throw new NoSuchMethodException(
-                    "DirectByteBuffer(int, long, FileDescriptor, Runnable, boolean, <segment>) not found");
+                throw new NoSuchMethodException("not found");
             }
             MethodHandle ctor = lookup.unreflectConstructor(mapped);
             ctor = MethodHandles.insertArguments(ctor, 4, false, null);           // isSync, segment
             ctor = MethodHandles.insertArguments(ctor, 2, (Object) null);          // fd
             newBuffer = ctor.asType(MethodType.methodType(ByteBuffer.class, int.class, long.class, Runnable.class));
 
-            final Class<?> cleanerClass = Class.forName("jdk.internal.ref.Cleaner");
-            cleaner = lookup.findVirtual(dbb, "cleaner", MethodType.methodType(cleanerClass))
+            what = "DirectByteBuffer.cleaner()";
+            final Class<?> cleanerType = dbb.getDeclaredMethod("cleaner").getReturnType();
+            cleaner = lookup.findVirtual(dbb, "cleaner", MethodType.methodType(cleanerType))
                 .asType(MethodType.methodType(Object.class, ByteBuffer.class));
+            what = "DirectByteBuffer.attachment()";
             attachment = lookup.findVirtual(dbb, "attachment", MethodType.methodType(Object.class))
                 .asType(MethodType.methodType(Object.class, ByteBuffer.class));
 
+            if (!Reference.class.isAssignableFrom(cleanerType)) {
+                // 26+: not a Reference the Reference Handler runs, so a cleaning thread of its own
+                what = "the thread that runs buffer cleaners after GC (java.nio.BufferCleaner.cleaningThread, as"
+                    + " cleaner() returns " + cleanerType.getName() + ")";
+                final Class<?> bufferCleaner = Class.forName("java.nio.BufferCleaner");
+                cleaningThread = MethodHandles.privateLookupIn(bufferCleaner, MethodHandles.lookup())
+                    .findStaticGetter(bufferCleaner, "cleaningThread", Thread.class);
+            }
+
+            what = "java.nio.Bits.reserveMemory/unreserveMemory/tryReserveMemory(long, long)";
             final Class<?> bits = Class.forName("java.nio.Bits");
             final MethodHandles.Lookup bitsLookup = MethodHandles.privateLookupIn(bits, MethodHandles.lookup());
             final MethodType reserveType = MethodType.methodType(void.class, long.class, long.class);
@@ -89,10 +118,14 @@ final class JdkInternals {
             unreserve = bitsLookup.findStatic(bits, "unreserveMemory", reserveType);
             tryReserve = bitsLookup.findStatic(bits, "tryReserveMemory",
                 MethodType.methodType(boolean.class, long.class, long.class));
+        } catch (final IllegalAccessException e) {
+            // privateLookupIn when java.nio is not open to this module
+            failure = "java.nio is not open to kmem4j on " + UnsupportedJdkException.runningJdk() + " (" + what
+                + ": " + e + "); pass --add-opens java.base/java.nio=ALL-UNNAMED when using the allocator"
+                + " without the agent";
         } catch (final Throwable t) {
-            failure = UNSUPPORTED_PREFIX + t
-                + "); java.nio must be open to kmem4j (--add-opens java.base/java.nio=ALL-UNNAMED when used"
-                + " without the agent)";
+            failure = "the java.nio internals of " + UnsupportedJdkException.runningJdk()
+                + " do not match kmem4j's needs: " + what + ": " + t;
         }
         NEW_BUFFER = newBuffer;
         CLEANER = cleaner;
@@ -100,6 +133,7 @@ final class JdkInternals {
         RESERVE = reserve;
         UNRESERVE = unreserve;
         TRY_RESERVE = tryReserve;
+        CLEANING_THREAD = cleaningThread;
         DIRECT_BUFFER_CLASS = dbb;
         FAILURE = failure;
     }
@@ -110,6 +144,29 @@ final class JdkInternals {
     /** @return why the internals are unusable, or {@code null} when everything resolved. */
     static String failure() {
         return FAILURE;
+    }
+
+    /**
+     * Whether {@code t} is the JDK thread that runs the cleaners of direct buffers found unreachable
+     * by GC (not one that cleans explicitly): the "Reference Handler" on 17-25, the
+     * {@code java.nio.BufferCleaner} thread on 26+. Asked once per thread, on its first release.
+     *
+     * @param t a thread
+     * @return true for that thread; its frees must never block
+     */
+    static boolean isGcCleanerThread(final Thread t) {
+        if (CLEANING_THREAD == null) {
+            return "Reference Handler".equals(t.getName()) && t.getThreadGroup() != null
+                && t.getThreadGroup().getParent() == null;
+        }
+        try {
+            // A plain read of a field written once before the cleaning thread starts: that thread
+            // sees itself (Thread.start happens-before its run); any other thread sees null or the
+            // cleaning thread, never itself. So the answer is exact without ordering.
+            return t == (Thread) CLEANING_THREAD.invokeExact();
+        } catch (final Throwable e) {
+            return false;
+        }
     }
 
     /**
@@ -196,40 +253,6 @@ final class JdkInternals {
             throw e;
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
-        }
-    }
-
-    /**
-     * Is {@code t} the thread on which the JDK runs direct buffers' cleaners after GC? On JDK 17 to 25
-     * that is the "Reference Handler" thread of the system thread group (it runs
-     * {@code jdk.internal.ref.Cleaner}s itself); from JDK 26 on, buffers register with
-     * {@code java.nio.BufferCleaner}, whose own daemon thread ({@code BufferCleaner.cleaningThread},
-     * JDK-8344332) runs them. A release on that thread must never block nor take a lock.
-     */
-    static boolean isGcCleanerThread(final Thread t) {
-        if ("Reference Handler".equals(t.getName()) && t.getThreadGroup() != null
-            && t.getThreadGroup().getParent() == null) {
-            return true;
-        }
-        return BufferCleanerThread.HANDLE != null && t == BufferCleanerThread.get();
-    }
-
-    /** {@code java.nio.BufferCleaner.cleaningThread} (JDK 26+), resolved on first use. */
-    private static final class BufferCleanerThread {
-        static final java.lang.invoke.VarHandle HANDLE = resolve();
-
-        private static java.lang.invoke.VarHandle resolve() {
-            try {
-                final Class<?> c = Class.forName("java.nio.BufferCleaner");
-                return MethodHandles.privateLookupIn(c, MethodHandles.lookup())
-                    .findStaticVarHandle(c, "cleaningThread", Thread.class);
-            } catch (final ReflectiveOperationException | RuntimeException e) {
-                return null; // JDK 17-25: no BufferCleaner
-            }
-        }
-
-        static Thread get() {
-            return (Thread) HANDLE.getVolatile();
         }
     }
 }

@@ -61,8 +61,8 @@ public final class SlabAllocator implements AutoCloseable {
      * Creates an allocator and starts its reaper thread.
      *
      * @param config the configuration
-     * @throws UnsupportedJdkException when this JDK's {@code java.nio} internals are unusable (the
-     *         message says which and how to open them)
+     * @throws UnsupportedJdkException when this JDK's {@code java.nio} internals are unusable (the message
+     *         names the JDK and what did not match)
      */
     public SlabAllocator(final SlabAllocatorConfig config) {
         this(config, JdkInternals::newDirectBuffer);

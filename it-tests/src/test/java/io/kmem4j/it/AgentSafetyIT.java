@@ -60,7 +60,7 @@ class AgentSafetyIT {
     // ---------------------------------------------------------------- DirectApp (C14)
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void directAppPrintsTheSameWithAndWithoutTheAgent(Jdk jdk) {
         AppRun plain = directBaseline(jdk);
         AppRun agent = AppRun.run(jdk, "direct-agent-" + jdk.label(), List.of(AppRun.javaagent(null)),
@@ -73,7 +73,7 @@ class AgentSafetyIT {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void directAppWithAgentLogsOneInfoLineAndASummary(Jdk jdk) {
         AppRun plain = directBaseline(jdk);
         AppRun agent = AppRun.run(jdk, "direct-summary-" + jdk.label(), List.of(AppRun.javaagent("summary=true")),
@@ -94,7 +94,7 @@ class AgentSafetyIT {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void directAppWithAgentPrintsNoJvmWarningsOnJdk24Plus(Jdk jdk) {
         assumeTrue(jdk.feature() >= 24, "JVM WARNING lines about Unsafe / agents are a JDK 24+ matter; " + jdk);
         AppRun plain = directBaseline(jdk);
@@ -109,7 +109,7 @@ class AgentSafetyIT {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void directAppOnAnUnsupportedJdkRunsOnTheJdkAllocator(Jdk jdk) {
         AppRun plain = directBaseline(jdk);
         AppRun agent = AppRun.run(jdk, "direct-unsupported-" + jdk.label(),
@@ -129,7 +129,7 @@ class AgentSafetyIT {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void directAppWithAnInvalidSettingRunsOnTheJdkAllocator(Jdk jdk) {
         AppRun plain = directBaseline(jdk);
         AppRun agent = AppRun.run(jdk, "direct-invalid-" + jdk.label(), List.of(AppRun.javaagent("chunkSizeBytes=5")),
@@ -153,7 +153,7 @@ class AgentSafetyIT {
     // ---------------------------------------------------------------- child-first class loader
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void childFirstClassLoaderAllocatesThroughTheAgent(Jdk jdk) {
         String cp = AppRun.classpath(AppRun.appClasses());
         AppRun plain = AppRun.run(jdk, "child-first-plain-" + jdk.label(), List.of(), cp, CHILD_FIRST_APP, RUN_TIMEOUT);
@@ -179,7 +179,7 @@ class AgentSafetyIT {
     // ---------------------------------------------------------------- the application's own logging (C15)
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void applicationLoggingIsUntouchedByTheAgent(Jdk jdk) {
         Path conf = AppRun.writeFile("own-logging-app-conf", "logback.xml", APP_LOGBACK_XML);
         String cp = AppRun.classpath(conf, AppRun.appClasses(),
@@ -224,7 +224,7 @@ class AgentSafetyIT {
      * 1.5.18 only as a JDK 21+ multi-release class.
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void applicationLibrariesBehindAParentFirstLoaderLoadAsWithoutTheAgent(Jdk jdk) {
         String cp = AppRun.classpath(AppRun.appClasses());
         String[] args = {

@@ -56,7 +56,7 @@ class CasesIT {
      * frees the dropped buffers), the agent gets at least as far.
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void c1aChurnAtTheLimit(Jdk jdk) {
         List<String> figures = new ArrayList<>();
         for (boolean disableExplicitGc : new boolean[] {false, true}) {
@@ -105,7 +105,7 @@ class CasesIT {
      * requests it passed to the JDK), and the JVM serves again after some are released.
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void c1bLiveOneMebibyteBuffersUpToTheLimit(Jdk jdk) {
         c1bLive(jdk, 1 << 20);
     }
@@ -120,7 +120,7 @@ class CasesIT {
      * went to the JDK: filling the limit took ~35 s instead of ~0.6 s (JDK 17.0.15 and 25.0.3).
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void c1bLiveSlabBuffersUpToTheLimit(Jdk jdk) {
         c1bLive(jdk, 64 * 1024);
     }
@@ -197,7 +197,7 @@ class CasesIT {
      * Mode {@code same}: one thread does both; {@code other}: a second, still living thread released.
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void c1cMemoryCachedByKmem4jServesTheJdksOwnPath(Jdk jdk) {
         for (String mode : List.of("same", "other")) {
             AppRun plain = AppRun.run(jdk, "c1c-plain-" + mode + "-" + jdk.label(), List.of(MAX_DIRECT_64M), cp(),
@@ -222,7 +222,7 @@ class CasesIT {
      * nothing is counted twice.
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void c2OneAccountOfDirectMemory(Jdk jdk) {
         AppRun plain = AppRun.run(jdk, "c2-plain-" + jdk.label(), List.of(), cp(), ACCOUNT_APP, RUN_TIMEOUT);
         AppRun agent = AppRun.run(jdk, "c2-agent-" + jdk.label(), List.of(AppRun.javaagent("summary=true")), cp(),
@@ -272,7 +272,7 @@ class CasesIT {
      * every slab buffer released exactly once, explicitly.
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void c6TheJdkFreesOurBuffersToo(Jdk jdk) {
         if (jdk.feature() >= 24) {
             log("C6", jdk, "skipped: JDK 24+ no longer allocates its temporary I/O buffers with allocateDirect");
@@ -318,7 +318,7 @@ class CasesIT {
      * where freed memory is poisoned) as without it.
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void c8ALiveViewKeepsItsMemory(Jdk jdk) {
         AppRun plain = AppRun.run(jdk, "c8-plain-" + jdk.label(), List.of(), cp(), VIEW_APP, RUN_TIMEOUT);
         AppRun agent = AppRun.run(jdk, "c8-agent-" + jdk.label(), List.of(AppRun.javaagent("summary=true")), cp(),
@@ -351,7 +351,7 @@ class CasesIT {
      * memory held stays near the peak live set.
      */
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void c12ReleasesFromOtherThreads(Jdk jdk) {
         AppRun plain = AppRun.run(jdk, "c12-plain-" + jdk.label(), List.of(), cp(), REMOTE_APP, RUN_TIMEOUT);
         AppRun agent = AppRun.run(jdk, "c12-agent-" + jdk.label(), List.of(AppRun.javaagent("summary=true")), cp(),

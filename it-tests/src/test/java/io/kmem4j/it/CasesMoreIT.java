@@ -33,7 +33,7 @@ class CasesMoreIT {
     private static final int DISTINCT = 1000;
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void c7c10c18c19RecyclingKeepsNothingOfTheLastOwner(Jdk jdk) {
         String cp = AppRun.classpath(AppRun.appClasses());
         AppRun plain = AppRun.run(jdk, "recycling-plain-" + jdk.label(), List.of(), cp, APP, RUN_TIMEOUT);

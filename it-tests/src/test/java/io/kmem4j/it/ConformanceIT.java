@@ -56,6 +56,9 @@ class ConformanceIT {
         assertThat(frees).as("every slab buffer was released with invokeCleaner (frees == allocations) in %s: %s",
                 agent, summary).isEqualTo(allocations);
         assertThat(live).as("live buffers at exit of %s: %s", agent, summary).isZero();
+        assertThat(agent.stderrStartingWith("WARNING:")).as("the JDK's own WARNING lines (sun.misc.Unsafe on 24+)"
+                + " with the agent vs. without: the agent adds none\n%s", agent.description())
+                .containsExactlyElementsOf(plain.stderrStartingWith("WARNING:"));
 
         AppRun debug = AppRun.run(jdk, "conformance-debug-" + jdk.label(),
                 List.of("-Dkmem4j.debug=true", AppRun.javaagent("summary=true")), cp, APP, RUN_TIMEOUT);

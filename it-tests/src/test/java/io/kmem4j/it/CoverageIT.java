@@ -30,7 +30,7 @@ class CoverageIT {
     static final String SSL_SITE = "jdk.internal.net.http.HttpClientImpl$SSLDirectBufferSupplier.get(";
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void aCallerInThePlatformClassLoaderIsServed(Jdk jdk) throws Exception {
         try (ForkedJvm jvm = ForkedJvm.builder(jdk, "https-" + jdk.label())
                 .jvmArgs(AppRun.javaagent("siteSampleRate=1"))
@@ -56,7 +56,7 @@ class CoverageIT {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void excludedCallersGetJdkBuffersEveryoneElseKmem4js(Jdk jdk) {
         String cp = AppRun.classpath(AppRun.appClasses());
         AppRun plain = AppRun.run(jdk, "exclusion-agent-" + jdk.label(), List.of(AppRun.javaagent(null)), cp,

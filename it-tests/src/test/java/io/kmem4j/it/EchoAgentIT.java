@@ -142,6 +142,10 @@ class EchoAgentIT {
             assertThat(afterGc.get("BytesInUse"))
                     .as("BytesInUse must have come down to the live-set level; before GC: %s, after GC: %s", beforeGc, afterGc)
                     .isLessThanOrEqualTo(Math.min(BYTES_IN_USE_BOUND, beforeGc.get("BytesInUse")));
+            // the sample drops one message buffer in eight: GC frees them, on the JDK's cleaner thread
+            // (the Reference Handler on 17-25, java.nio.BufferCleaner's on 26+), counted as GcFrees
+            assertThat(afterGc.get("GcFrees")).as("GcFrees after GC; before GC: %s, after GC: %s", beforeGc, afterGc)
+                    .isPositive();
 
             jvm.closeStdin();
             int exit = jvm.waitForExit(EXIT_TIMEOUT);

@@ -2,6 +2,7 @@ package io.kmem4j.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kmem4j.it.apps.Cleaners;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -27,18 +28,17 @@ class InformationSafetyIT {
 
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(60);
     private static final String APP = "io.kmem4j.it.apps.ForeignReleaseApp";
-    /** The app releases buffers with {@code ((DirectBuffer) b).cleaner().clean()}, as older libraries do. */
-    private static final List<String> EXPORTS = List.of("--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
-            "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED");
     private static final String COUNTERS = "info-safety: counters ";
     /** Of the app's 1000 distinct-pattern buffers, those of 1 B..64 KiB (over 900) come from the slabs. */
     private static final long SLAB_ALLOCATIONS_AT_LEAST = 900;
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void foreignBuffersBehaveAsWithoutTheAgentAndThePoolStaysSound(Jdk jdk) {
         String cp = AppRun.classpath(AppRun.appClasses());
-        AppRun plain = AppRun.run(jdk, "info-safety-plain-" + jdk.label(), EXPORTS, cp, APP, RUN_TIMEOUT);
+        // the app releases buffers with ((DirectBuffer) b).cleaner().clean(), as older libraries do
+        List<String> exports = Cleaners.cleanerCleanExports(jdk.feature());
+        AppRun plain = AppRun.run(jdk, "info-safety-plain-" + jdk.label(), exports, cp, APP, RUN_TIMEOUT);
         assertThat(plain.exit()).as("exit code of %s (the JDK alone)\n%s", plain, plain.description()).isZero();
         List<String> expected = withoutCounters(plain);
         assertThat(expected).as("stdout of %s", plain).anyMatch(l -> l.startsWith("info-safety: ok kinds=12"))
@@ -46,7 +46,7 @@ class InformationSafetyIT {
                 .noneMatch(l -> l.contains("FAIL"));
 
         for (String options : List.of("summary=true", "summary=true,zeroOnFree=false")) {
-            List<String> flags = new java.util.ArrayList<>(EXPORTS);
+            List<String> flags = new java.util.ArrayList<>(exports);
             flags.add(AppRun.javaagent(options));
             String name = "info-safety-agent-" + (options.contains("zeroOnFree") ? "zeroOnAllocation-" : "") + jdk.label();
             AppRun agent = AppRun.run(jdk, name, flags, cp, APP, RUN_TIMEOUT);

@@ -136,14 +136,17 @@ public final class JmxClient implements AutoCloseable {
     }
 
     public long readLong(ObjectName name, String attribute) {
-        Object value;
+        return asLong(name, attribute, read(name, attribute));
+    }
+
+    /** One attribute as the bean returns it (a {@code Boolean}, {@code String}, ...). */
+    public Object read(ObjectName name, String attribute) {
         try {
-            value = connection.getAttribute(name, attribute);
+            return connection.getAttribute(name, attribute);
         } catch (IOException | JMException e) {
             throw new AssertionError("JMX read of " + name + "." + attribute + " on " + target + " failed: " + e
                     + "; declared attributes: " + safeAttributeNames(name), e);
         }
-        return asLong(name, attribute, value);
     }
 
     /** Reads several attributes with one JMX call; fails naming any attribute the MBean did not return. */

@@ -29,7 +29,7 @@ class NoListeningPortIT {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void theAgentOpensNoListeningSocket(Jdk jdk) {
         assumeTrue(ProcSockets.supported(), "needs Linux /proc/<pid>/net");
         try (ForkedJvm plain = start(jdk, "ports-plain-", List.of());

@@ -47,7 +47,6 @@ class ObservabilityIT {
     private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration ATTACH_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration MBEAN_TIMEOUT = Duration.ofSeconds(10);
-    private static final Duration CLI_TIMEOUT = Duration.ofSeconds(60);
 
     private static final ObjectName SLAB_CACHES = objectName("kmem4j:type=SlabCache,*");
     private static final ObjectName ANY_ALLOCATOR = objectName("kmem4j:type=Allocator,*");
@@ -56,8 +55,9 @@ class ObservabilityIT {
     private static final Set<String> ALLOCATOR_ATTRIBUTES = Set.of("Allocations", "Frees", "ExplicitFrees", "GcFrees",
             "LiveBuffers", "BytesInUse", "BytesReserved", "PeakBytesInUse", "PeakLiveBuffers", "Fallbacks",
             "RemoteFreesSent", "RemoteFreesAbsorbed", "MagazineHits", "MagazineMisses", "MagazineHitRate", "Chunks",
-            "ChunksAllocated", "ChunksReleased", "ThreadCaches", "DoubleFrees", "LeaksDetected", "InterceptorFailures", "SlabCaches",
-            "SnapshotSequence", "Configuration");
+            "ChunksAllocated", "ChunksReleased", "ThreadCaches", "DoubleFrees", "LeaksDetected", "InterceptorFailures",
+            "SlabCaches",
+            "SnapshotSequence", "Configuration", "Enabled", "DisabledReason");
     private static final Set<String> CACHE_ATTRIBUTES = Set.of("Name", "CacheId", "ObjectSize", "ObjectsPerSlab",
             "PagesPerSlab", "Slabs", "PartialSlabs", "ActiveObjects", "TotalObjects", "ActiveBytes", "SlabBytes",
             "Allocations", "Frees", "MagazineHits", "MagazineMisses", "MagazineHitRate", "DepotExchanges",
@@ -77,7 +77,7 @@ class ObservabilityIT {
     // ------------------------------------------------------------------------------------ MXBeans
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void everyAttributeOfEveryBeanIsAnOpenTypeAndTheyAddUp(Jdk jdk) {
         try (ForkedJvm jvm = startEchoWithAgent(jdk, "obs-beans-");
              JmxClient jmx = JmxClient.attach(jvm.pid(), jvm + " on " + jdk, ATTACH_TIMEOUT)) {
@@ -97,6 +97,7 @@ class ObservabilityIT {
             assertThat(allocator.get("SlabCaches")).isEqualTo(caches.size());
             assertThat((Long) allocator.get("Allocations")).as("Allocations after the echo run").isPositive();
             assertThat((String) allocator.get("Configuration")).contains("magazineRounds=");
+            assertThat(allocator).as("a serving agent").containsEntry("Enabled", true).containsEntry("DisabledReason", "");
             for (ObjectName cache : caches) {
                 Map<String, Object> c = readAllAttributes(server, cache, jdk);
                 assertThat(c.keySet()).containsExactlyInAnyOrderElementsOf(CACHE_ATTRIBUTES);
@@ -185,7 +186,8 @@ class ObservabilityIT {
             List<ObjectName> caches = cacheBeans(server);
             Map<String, Map<String, Object>> before = byName(readTogether(server, caches));
 
-            Cli slabtop = runCli(jdk, "slabtop", "slabtop", String.valueOf(jvm.pid()), "--once", "--sort", "size");
+            AgentCli slabtop = AgentCli.run(jdk, "slabtop", "slabtop", String.valueOf(jvm.pid()), "--once", "--sort",
+                    "size");
 
             Map<String, Map<String, Object>> after = byName(readTogether(server, caches));
             assertThat(slabtop.exit()).as(slabtop.description()).isZero();
@@ -254,7 +256,7 @@ class ObservabilityIT {
                 .start()) {
             jvm.awaitStdoutLine("echo: holding", RUN_TIMEOUT);
 
-            Cli slabtop = runCli(jdk, "slabtop-plain", "slabtop", String.valueOf(jvm.pid()), "--once");
+            AgentCli slabtop = AgentCli.run(jdk, "slabtop-plain", "slabtop", String.valueOf(jvm.pid()), "--once");
             assertThat(slabtop.exit()).as(slabtop.description()).isEqualTo(1);
             assertThat(slabtop.stdout()).as(slabtop.description()).isEmpty();
             assertThat(slabtop.stderr()).as(slabtop.description()).singleElement().asString()
@@ -263,7 +265,7 @@ class ObservabilityIT {
         }
         // a pid that is no process at all
         long gone = exitedPid(jdk);
-        Cli slabtop = runCli(jdk, "slabtop-gone", "slabtop", String.valueOf(gone), "--once");
+        AgentCli slabtop = AgentCli.run(jdk, "slabtop-gone", "slabtop", String.valueOf(gone), "--once");
         assertThat(slabtop.exit()).as(slabtop.description()).isEqualTo(1);
         assertThat(slabtop.stdout()).as(slabtop.description()).isEmpty();
         assertThat(slabtop.stderr()).as(slabtop.description()).singleElement().asString()
@@ -273,7 +275,7 @@ class ObservabilityIT {
     // ------------------------------------------------------------------------------------ attach
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void attachToAJvmThatAlreadyRunsTheAgentChangesNothing(Jdk jdk) {
         try (ForkedJvm jvm = startEchoWithAgent(jdk, "obs-attach-");
              JmxClient jmx = JmxClient.attach(jvm.pid(), jvm + " on " + jdk, ATTACH_TIMEOUT)) {
@@ -282,7 +284,7 @@ class ObservabilityIT {
             Set<ObjectName> beansBefore = queryNames(server, objectName("kmem4j:*"));
             long allocationsBefore = jmx.readLong(ALLOCATOR, "Allocations");
 
-            Cli attach = runCli(jdk, "attach-again", "attach", String.valueOf(jvm.pid()));
+            AgentCli attach = AgentCli.run(jdk, "attach-again", "attach", String.valueOf(jvm.pid()));
 
             assertThat(attach.exit()).as(attach.description()).isZero();
             assertThat(attach.stdout()).as(attach.description()).anySatisfy(l ->
@@ -310,9 +312,6 @@ class ObservabilityIT {
     /** The Allocator bean, then every cache bean, then the Allocator's SnapshotSequence again. */
     private record Consistent(Map<String, Object> allocator, Map<ObjectName, Map<String, Object>> caches,
                               Set<Object> sequences) {
-    }
-
-    private record Cli(int exit, List<String> stdout, List<String> stderr, String description) {
     }
 
     private static ForkedJvm startEchoWithAgent(Jdk jdk, String name) {
@@ -344,17 +343,6 @@ class ObservabilityIT {
     }
 
     /** {@code java -jar kmem4j-agent.jar <args>} on {@code jdk}, stdin closed at once. */
-    private static Cli runCli(Jdk jdk, String name, String... args) {
-        try (ForkedJvm cli = ForkedJvm.builder(jdk, name + "-" + jdk.label())
-                .jar(Artifacts.agentJar())
-                .programArgs(args)
-                .start()) {
-            cli.closeStdin();
-            int exit = cli.waitForExit(CLI_TIMEOUT);
-            return new Cli(exit, cli.stdoutLines(), cli.stderrLines(), cli.describe());
-        }
-    }
-
     /** The pid of a JVM that has exited (and, checked, is not reused yet). */
     private static long exitedPid(Jdk jdk) {
         try (ForkedJvm jvm = ForkedJvm.builder(jdk, "obs-gone-" + jdk.label()).jvmArgs("-version")
@@ -447,7 +435,7 @@ class ObservabilityIT {
         assertThat(actual).as(what).isBetween(Math.min(before, after) - tolerance, Math.max(before, after) + tolerance);
     }
 
-    private static Matcher match(Pattern pattern, List<String> lines, Cli cli) {
+    private static Matcher match(Pattern pattern, List<String> lines, AgentCli cli) {
         for (String line : lines) {
             Matcher m = pattern.matcher(line);
             if (m.matches()) {

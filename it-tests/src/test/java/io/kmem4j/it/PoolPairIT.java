@@ -42,7 +42,7 @@ class PoolPairIT {
     };
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void aDeclaredPoolIsServedInEveryLoaderEvenWhenLoadedBeforeKmem4j(Jdk jdk) {
         String cp = AppRun.classpath(AppRun.appClasses());
         AppRun plain = AppRun.run(jdk, "pool-plain-" + jdk.label(), List.of(), cp, APP, RUN_TIMEOUT);

@@ -117,7 +117,7 @@ class SamplesAgentIT {
     }
 
     static Stream<Arguments> cases() {
-        return TestJdks.all().flatMap(jdk -> Stream.of(Sample.values()).map(s -> Arguments.of(jdk, s)));
+        return TestJdks.full().flatMap(jdk -> Stream.of(Sample.values()).map(s -> Arguments.of(jdk, s)));
     }
 
     @ParameterizedTest(name = "{1} on {0}")

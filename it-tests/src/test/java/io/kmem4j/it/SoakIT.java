@@ -66,7 +66,7 @@ class SoakIT {
     /** Every supported JDK, or only the feature version in {@value #JDK_PROPERTY} if set (a long soak on one JDK). */
     static Stream<Arguments> runs() {
         String only = System.getProperty(JDK_PROPERTY, "");
-        return TestJdks.all().filter(jdk -> only.isBlank() || String.valueOf(jdk.feature()).equals(only.trim()))
+        return TestJdks.full().filter(jdk -> only.isBlank() || String.valueOf(jdk.feature()).equals(only.trim()))
                 .flatMap(jdk -> Stream.of(Arguments.of(jdk, "echo"), Arguments.of(jdk, "pipeline")));
     }
 

@@ -16,23 +16,32 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * The JDKs the integration tests run forked JVMs on.
+ * The JDKs the integration tests run forked JVMs on, in two tiers: the <em>full</em> suite runs on
+ * {@link #full()}, the smoke set (contract, echo under the agent with JMX, Netty preset, dynamic
+ * attach, slabtop, JFR, the fallback when off) on {@link #all()}, which adds the smoke-only JDKs.
  *
  * <p>Candidates, in this order: the JDK running the tests ({@code java.home}), the standard
- * locations in {@link #STANDARD_LOCATIONS}, then any JAVA_HOMEs listed (colon-separated) in the
- * environment variable {@value #ENV_VAR} and the system property {@value #SYSTEM_PROPERTY}.
- * Candidates are deduplicated by real path; only feature versions {@value #MIN_FEATURE}..{@value
- * #MAX_FEATURE} are supported. Every skipped candidate is reported on stdout with the prefix
- * {@value #LOG_PREFIX} so CI logs show which JDKs were (not) covered.
+ * locations in {@link #STANDARD_LOCATIONS}, then the JDK homes listed (comma-separated; a colon
+ * separates too) in the environment variable {@value #ENV_VAR} and the system property
+ * {@value #SYSTEM_PROPERTY}: these run the full suite; then the homes in {@value #SMOKE_ENV_VAR} and
+ * {@value #SMOKE_SYSTEM_PROPERTY}: these run the smoke set only (a JDK listed in both runs the full
+ * suite). Candidates are deduplicated by real path; only feature versions {@value #MIN_FEATURE}..{@value
+ * #MAX_FEATURE} are supported. {@value #ONLY_PROPERTY} (feature versions, comma-separated) keeps only
+ * those. Every JDK used and every candidate skipped is reported on stdout with the prefix
+ * {@value #LOG_PREFIX} so CI logs show which JDKs were (not) covered; {@link MatrixReport} prints, at
+ * the end, which test classes ran on each.
  *
- * <p>Use as {@code @MethodSource("io.kmem4j.it.TestJdks#all")}.
+ * <p>Use as {@code @MethodSource("io.kmem4j.it.TestJdks#full")} or {@code ...#all} (smoke set).
  */
 public final class TestJdks {
 
     public static final String ENV_VAR = "KMEM4J_TEST_JDKS";
     public static final String SYSTEM_PROPERTY = "kmem4j.test.jdks";
+    public static final String SMOKE_ENV_VAR = "KMEM4J_SMOKE_JDKS";
+    public static final String SMOKE_SYSTEM_PROPERTY = "kmem4j.smoke.jdks";
+    public static final String ONLY_PROPERTY = "kmem4j.test.only";
     public static final int MIN_FEATURE = 17;
-    public static final int MAX_FEATURE = 25;
+    public static final int MAX_FEATURE = 27;
     static final String LOG_PREFIX = "[kmem4j-it] ";
 
     /** Locations CI is expected to provide, with the feature version expected there. */
@@ -41,14 +50,29 @@ public final class TestJdks {
 
     private static final Pattern JAVA_VERSION = Pattern.compile("^JAVA_VERSION=\"?([^\"]+)\"?\\s*$");
 
-    private static volatile List<Jdk> discovered;
+    /** One JDK the tests use and its tier. */
+    record Entry(Jdk jdk, boolean full) {
+    }
+
+    private static volatile List<Entry> discovered;
+    private static final List<String> SKIPPED = new ArrayList<>();
 
     private TestJdks() {
     }
 
-    /** All supported JDKs, ordered by feature version. Discovery runs (and logs) only once. */
+    /** The JDKs of the full suite, ordered by feature version. Discovery runs (and logs) only once. */
+    public static Stream<Jdk> full() {
+        return entries().stream().filter(Entry::full).map(Entry::jdk);
+    }
+
+    /** Every JDK: the full suite's and the smoke-only ones, ordered by feature version (the smoke set). */
     public static Stream<Jdk> all() {
-        List<Jdk> jdks = discovered;
+        return entries().stream().map(Entry::jdk);
+    }
+
+    /** Every JDK and its tier. */
+    static List<Entry> entries() {
+        List<Entry> jdks = discovered;
         if (jdks == null) {
             synchronized (TestJdks.class) {
                 jdks = discovered;
@@ -58,11 +82,17 @@ public final class TestJdks {
                 }
             }
         }
-        return jdks.stream();
+        return jdks;
     }
 
-    private static List<Jdk> discover() {
-        Map<Path, Jdk> byRealPath = new LinkedHashMap<>();
+    /** The candidates that were skipped, one line each (as logged). */
+    static synchronized List<String> skipped() {
+        entries();
+        return List.copyOf(SKIPPED);
+    }
+
+    private static List<Entry> discover() {
+        Map<Path, Entry> byRealPath = new LinkedHashMap<>();
 
         Path current = Path.of(System.getProperty("java.home"));
         // Its release file is authoritative too; Runtime.version() only if the file is missing.
@@ -70,40 +100,59 @@ public final class TestJdks {
         consider(byRealPath, current, "the test JVM (java.home)",
                 new Jdk(realPath(current), runtime.version().stream().map(String::valueOf)
                         .reduce((a, b) -> a + "." + b).orElse(String.valueOf(runtime.feature())),
-                        runtime.feature()));
+                        runtime.feature()), true);
 
         STANDARD_LOCATIONS.entrySet().stream()
                 .sorted(Map.Entry.comparingByValue())
                 .forEach(e -> {
                     if (!Files.isDirectory(e.getKey())) {
-                        log("skipping JDK " + e.getValue() + ": " + e.getKey() + " not found");
+                        skip("JDK " + e.getValue() + ": " + e.getKey() + " not found");
                     } else {
-                        consider(byRealPath, e.getKey(), "standard location", null);
+                        consider(byRealPath, e.getKey(), "standard location", null, true);
                     }
                 });
 
         for (String entry : split(System.getenv(ENV_VAR))) {
-            consider(byRealPath, Path.of(entry), "$" + ENV_VAR, null);
+            consider(byRealPath, Path.of(entry), "$" + ENV_VAR, null, true);
         }
         for (String entry : split(System.getProperty(SYSTEM_PROPERTY))) {
-            consider(byRealPath, Path.of(entry), "-D" + SYSTEM_PROPERTY, null);
+            consider(byRealPath, Path.of(entry), "-D" + SYSTEM_PROPERTY, null, true);
+        }
+        for (String entry : split(System.getenv(SMOKE_ENV_VAR))) {
+            consider(byRealPath, Path.of(entry), "$" + SMOKE_ENV_VAR, null, false);
+        }
+        for (String entry : split(System.getProperty(SMOKE_SYSTEM_PROPERTY))) {
+            consider(byRealPath, Path.of(entry), "-D" + SMOKE_SYSTEM_PROPERTY, null, false);
         }
 
-        List<Jdk> result = new ArrayList<>(byRealPath.values());
-        result.sort(Comparator.comparingInt(Jdk::feature).thenComparing(j -> j.home().toString()));
-        for (Jdk jdk : result) {
-            log("testing on " + jdk);
+        List<String> only = split(System.getProperty(ONLY_PROPERTY));
+        List<Entry> result = new ArrayList<>();
+        for (Entry e : byRealPath.values()) {
+            if (only.isEmpty() || only.contains(String.valueOf(e.jdk().feature()))) {
+                result.add(e);
+            } else {
+                skip("JDK " + e.jdk().version() + " at " + e.jdk().home() + ": not in -D" + ONLY_PROPERTY + "="
+                        + String.join(",", only));
+            }
+        }
+        result.sort(Comparator.comparingInt((Entry e) -> e.jdk().feature()).thenComparing(e -> e.jdk().home().toString()));
+        for (Entry e : result) {
+            log("testing on " + e.jdk() + (e.full() ? ": full suite" : ": smoke set"));
         }
         return List.copyOf(result);
     }
 
-    private static void consider(Map<Path, Jdk> byRealPath, Path home, String source, Jdk fallback) {
+    private static void consider(Map<Path, Entry> byRealPath, Path home, String source, Jdk fallback, boolean full) {
         if (!Files.isDirectory(home)) {
-            log("skipping " + home + " (from " + source + "): not found");
+            skip(home + " (from " + source + "): not found");
             return;
         }
         Path real = realPath(home);
-        if (byRealPath.containsKey(real)) {
+        Entry known = byRealPath.get(real);
+        if (known != null) {
+            if (full && !known.full()) {
+                byRealPath.put(real, new Entry(known.jdk(), true));
+            }
             return; // duplicate (e.g. a symlink to a JDK we already have): silently deduplicated
         }
         Optional<String> version = readReleaseVersion(real);
@@ -113,19 +162,19 @@ public final class TestJdks {
         } else if (fallback != null) {
             jdk = fallback;
         } else {
-            log("skipping " + home + " (from " + source + "): no JAVA_VERSION in " + real.resolve("release"));
+            skip(home + " (from " + source + "): no JAVA_VERSION in " + real.resolve("release"));
             return;
         }
         if (jdk.feature() < MIN_FEATURE || jdk.feature() > MAX_FEATURE) {
-            log("skipping JDK " + jdk.version() + " at " + home + " (from " + source + "): only "
+            skip("JDK " + jdk.version() + " at " + home + " (from " + source + "): only "
                     + MIN_FEATURE + ".." + MAX_FEATURE + " are supported");
             return;
         }
         if (!Files.isExecutable(jdk.javaExecutable())) {
-            log("skipping JDK " + jdk.feature() + ": " + jdk.javaExecutable() + " is not executable");
+            skip("JDK " + jdk.feature() + ": " + jdk.javaExecutable() + " is not executable");
             return;
         }
-        byRealPath.put(real, jdk);
+        byRealPath.put(real, new Entry(jdk, full));
     }
 
     /** The {@code JAVA_VERSION} of {@code <home>/release}, if present. */
@@ -163,7 +212,7 @@ public final class TestJdks {
     private static List<String> split(String value) {
         List<String> parts = new ArrayList<>();
         if (value != null) {
-            for (String part : value.split(":")) {
+            for (String part : value.split("[,:]")) {
                 if (!part.isBlank()) {
                     parts.add(part.trim());
                 }
@@ -178,6 +227,13 @@ public final class TestJdks {
         } catch (IOException e) {
             return p.toAbsolutePath().normalize();
         }
+    }
+
+    private static void skip(String message) {
+        synchronized (TestJdks.class) {
+            SKIPPED.add(message);
+        }
+        log("skipping " + message);
     }
 
     private static void log(String message) {

@@ -45,7 +45,7 @@ class ThreadChurnIT {
     private static final long SNAPSHOT_AGE_MILLIS = 300;
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void memoryOfEndedThreadsComesBackAndDoesNotGrowWithThreadsEverCreated(Jdk jdk) {
         try (ForkedJvm app = ForkedJvm.builder(jdk, "churn-" + jdk.label())
                 .jvmArgs("-Djava.util.concurrent.ForkJoinPool.common.parallelism=" + PARALLELISM,

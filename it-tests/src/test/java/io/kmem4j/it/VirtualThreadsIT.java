@@ -21,7 +21,7 @@ class VirtualThreadsIT {
     private static final String APP = "io.kmem4j.it.apps.VirtualThreadsApp";
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("io.kmem4j.it.TestJdks#all")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
     void virtualThreadsShareOneTierAndEveryBufferIsRight(final Jdk jdk) {
         Assumptions.assumeTrue(jdk.feature() >= 21, "virtual threads need JDK 21+, this is " + jdk.version());
         final AppRun run = AppRun.run(jdk, "virtual-threads-" + jdk.label(), List.of(AppRun.javaagent("summary=true")),

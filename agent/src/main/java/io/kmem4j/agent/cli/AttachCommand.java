@@ -15,8 +15,10 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code attach <pid> [options]}: loads kmem4j into a running JVM through the Attach API, then
- * confirms over the target's local JMX connector that {@code kmem4j:type=Allocator} is there.
- * Loaded classes are retransformed; buffers allocated before the attach stay the JDK's.
+ * confirms over the target's local JMX connector that {@code kmem4j:type=Allocator} is there and
+ * serving. Loaded classes are retransformed; buffers allocated before the attach stay the JDK's. When
+ * the target answers that interception is off ({@code Enabled=false}, e.g. its JDK does not match)
+ * the command prints the target's {@code DisabledReason} at once and exits 1.
  */
 @Command(name = "attach", mixinStandardHelpOptions = true,
     description = {"Load kmem4j into a running JVM (Attach API).",
@@ -66,6 +68,12 @@ final class AttachCommand implements Callable<Integer> {
                         return 1;
                     }
                     Thread.sleep(100);
+                }
+                final String off = Off.reason(server, name);
+                if (off != null) {
+                    System.err.println("kmem4j: pid " + pid + " loaded the agent but interception is off, it runs on the"
+                        + " JDK's allocator: " + off);
+                    return 1;
                 }
                 System.out.println("kmem4j: attached to pid " + pid + "; allocations=" + server.getAttribute(name, "Allocations")
                     + " fallbacks=" + server.getAttribute(name, "Fallbacks") + " (watch kmem4j:type=Allocator in jconsole)");

@@ -42,7 +42,8 @@ import picocli.CommandLine.TypeConversionException;
  * and {@code kmem4j:type=SlabCache} MXBeans over the target's local JMX connector (Attach API,
  * {@code startLocalManagementAgent()}; the target needs no JMX flags). Refreshes until Ctrl-C, end
  * of stdin or a line {@code q}; {@code --once} prints one snapshot without escape codes.
- * Exit status 0, 1 when the pid cannot be attached or has no kmem4j agent, 2 for a usage error.
+ * Exit status 0, 1 when the pid cannot be attached, has no kmem4j agent or one whose interception is
+ * off ({@code Enabled=false}: its {@code DisabledReason} is printed), 2 for a usage error.
  */
 @Command(name = "slabtop", mixinStandardHelpOptions = true, sortOptions = false,
     description = {"Show the kmem4j slab caches of a running JVM, like Linux slabtop (read over JMX via the Attach API).",
@@ -116,6 +117,12 @@ final class SlabtopCommand implements Callable<Integer> {
             if (allocator == null) {
                 err.println("kmem4j: pid " + pid + " has no kmem4j agent (no kmem4j:type=Allocator MBean);"
                     + " start it with -javaagent:kmem4j-agent.jar or load it with: java -jar kmem4j-agent.jar attach " + pid);
+                return 1;
+            }
+            final String off = Off.reason(server, allocator);
+            if (off != null) {
+                err.println("kmem4j: pid " + pid + " has the kmem4j agent but interception is off, it runs on the JDK's"
+                    + " allocator: " + off);
                 return 1;
             }
             final List<ObjectName> caches = cacheNames(server, allocator);

@@ -3,11 +3,25 @@ package io.kmem4j.agent.jmx;
 /**
  * The allocator as an operator sees it in jconsole: {@code kmem4j:type=Allocator} on the platform
  * MBean server (should that name be taken, {@code kmem4j:type=Allocator,instance=N}). Every
- * attribute is an open type (a number or a string) and, except {@code InterceptorFailures} and
- * {@code Configuration}, comes from the snapshot shared with the {@code kmem4j:type=SlabCache}
- * beans ({@link StatsSnapshots}, at most 200 ms old). Counters count since start.
+ * attribute is an open type (a number, a boolean or a string) and, except {@code Enabled},
+ * {@code DisabledReason}, {@code InterceptorFailures} and {@code Configuration}, comes from the
+ * snapshot shared with the {@code kmem4j:type=SlabCache} beans ({@link StatsSnapshots}, at most
+ * 200 ms old). Counters count since start.
+ *
+ * <p>When the agent is loaded but serves nothing (this JDK's internals do not match, a setting is
+ * invalid, or installing failed) the bean is still registered: {@code Enabled} is false, {@code DisabledReason} says why,
+ * every counter is 0 and there are no {@code kmem4j:type=SlabCache} beans.
  */
 public interface AllocatorMXBean {
+    /** @return true when {@code ByteBuffer.allocateDirect} is served by kmem4j; false when interception is off. */
+    boolean isEnabled();
+
+    /**
+     * @return why interception is off (the JDK and what did not match, or the failure), as the agent's
+     *         one WARN or ERROR line says; empty when {@link #isEnabled()}
+     */
+    String getDisabledReason();
+
     /** @return buffers served by the slab allocator. */
     long getAllocations();
 

@@ -2,6 +2,7 @@ package io.kmem4j.agent.jmx;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.IntFunction;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -24,6 +25,8 @@ public final class AllocatorView implements AllocatorMXBean {
     private final LongSupplier interceptorFailures;
     private final IntFunction<List<SiteStats>> sites;
     private final int siteSampleRate;
+    /** Null when enabled. */
+    private final String disabledReason;
 
     /**
      * A view with a snapshot source of its own.
@@ -58,6 +61,14 @@ public final class AllocatorView implements AllocatorMXBean {
                   final Map<String, String> configuration,
                   final LongSupplier interceptorFailures, final IntFunction<List<SiteStats>> sites,
                   final int siteSampleRate) {
+        this(snapshots, freshStats, trim, configuration, interceptorFailures, sites, siteSampleRate, null);
+    }
+
+    private AllocatorView(final StatsSnapshots snapshots, final Supplier<AllocatorStats> freshStats,
+                          final LongSupplier trim, final Map<String, String> configuration,
+                          final LongSupplier interceptorFailures, final IntFunction<List<SiteStats>> sites,
+                          final int siteSampleRate, final String disabledReason) {
+        this.disabledReason = disabledReason;
         this.sites = sites;
         this.siteSampleRate = siteSampleRate;
         this.snapshots = snapshots;
@@ -67,6 +78,21 @@ public final class AllocatorView implements AllocatorMXBean {
         this.interceptorFailures = interceptorFailures;
     }
 
+    /**
+     * The view of an agent that serves nothing: {@code Enabled=false}, {@code DisabledReason}, every
+     * counter 0, no caches; {@code slabinfo()} and {@code outstandingBySite} say that interception is off.
+     *
+     * @param reason        why interception is off (the agent's WARN or ERROR line)
+     * @param configuration the agent's effective configuration
+     * @return the view
+     */
+    public static AllocatorView disabled(final String reason, final Map<String, String> configuration) {
+        final AllocatorStats none = new AllocatorStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            0, List.of());
+        return new AllocatorView(new StatsSnapshots(() -> none), () -> none, () -> 0, configuration, () -> 0,
+            top -> List.of(), 0, Objects.requireNonNull(reason, "reason"));
+    }
+
     /** @return the snapshot source this view reads */
     public StatsSnapshots snapshots() {
         return snapshots;
@@ -74,6 +100,16 @@ public final class AllocatorView implements AllocatorMXBean {
 
     private AllocatorStats stats() {
         return snapshots.get().stats();
+    }
+
+    @Override
+    public boolean isEnabled() {
+        return disabledReason == null;
+    }
+
+    @Override
+    public String getDisabledReason() {
+        return disabledReason == null ? "" : disabledReason;
     }
 
     @Override
@@ -218,6 +254,9 @@ public final class AllocatorView implements AllocatorMXBean {
 
     @Override
     public String outstandingBySite(final int top) {
+        if (disabledReason != null) {
+            return off();
+        }
         if (siteSampleRate == 0) {
             return "allocation-site sampling is off: start the agent with siteSampleRate=N (one allocation in N)\n";
         }
@@ -233,6 +272,10 @@ public final class AllocatorView implements AllocatorMXBean {
 
     @Override
     public String slabinfo() {
-        return Slabinfo.format(freshStats.get());
+        return disabledReason != null ? off() : Slabinfo.format(freshStats.get());
+    }
+
+    private String off() {
+        return "kmem4j interception is off: " + disabledReason + "\n";
     }
 }

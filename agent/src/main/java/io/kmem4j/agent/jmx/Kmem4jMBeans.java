@@ -20,7 +20,10 @@ import io.kmem4j.core.SlabAllocator;
  * <p>Never throws (case C17): if {@code kmem4j:type=Allocator} is taken (another kmem4j in this
  * JVM, or anything else), the beans are registered as {@code kmem4j:type=Allocator,instance=N} and
  * {@code kmem4j:type=SlabCache,name=<cache>,instance=N} with the first free {@code N >= 2}; a cache
- * bean whose name is still taken is skipped and reported in {@link Registration#problems()}.
+ * bean whose name is still taken is skipped and reported in {@link Registration#problems()}. An
+ * Allocator bean of an earlier load that serves nothing ({@code Enabled=false}, see
+ * {@link #registerDisabled}) is replaced rather than numbered around, so {@code kmem4j:type=Allocator}
+ * always shows the latest answer: after an attach that failed, a later one that serves takes the name.
  */
 public final class Kmem4jMBeans {
     /** The JMX domain of every kmem4j bean. */
@@ -64,6 +67,25 @@ public final class Kmem4jMBeans {
     }
 
     /**
+     * Registers {@code kmem4j:type=Allocator} for an agent that serves nothing ({@code Enabled=false},
+     * {@code DisabledReason}; see {@link AllocatorView#disabled}), so that jconsole, {@code attach} and
+     * {@code slabtop} can tell why. Never throws.
+     *
+     * @param server        usually the platform MBean server
+     * @param reason        why interception is off
+     * @param configuration the agent's effective configuration (Configuration attribute)
+     * @return what was registered (no SlabCache beans)
+     */
+    public static Registration registerDisabled(final MBeanServer server, final String reason,
+                                                final Map<String, String> configuration) {
+        try {
+            return register(server, AllocatorView.disabled(reason, configuration));
+        } catch (final Throwable t) {
+            return new Registration(null, List.of(), List.of("kmem4j MXBean not registered: " + t));
+        }
+    }
+
+    /**
      * Registers {@code view} and a {@link SlabCacheView} per cache of its snapshots. Never throws.
      *
      * @param server the MBean server
@@ -78,12 +100,20 @@ public final class Kmem4jMBeans {
         try {
             for (int n = 1; n <= MAX_INSTANCES && allocatorName == null; n++) {
                 final ObjectName candidate = allocatorName(n);
+                final OneSnapshotMBean bean = new OneSnapshotMBean(view, AllocatorMXBean.class, view.snapshots());
                 try {
-                    server.registerMBean(new OneSnapshotMBean(view, AllocatorMXBean.class, view.snapshots()), candidate);
+                    server.registerMBean(bean, candidate);
                     allocatorName = candidate;
                     instance = n;
                 } catch (final InstanceAlreadyExistsException taken) {
-                    // try the next instance number
+                    if (standsIn(server, candidate)) {
+                        // an earlier load of the agent that serves nothing: this one replaces it
+                        server.unregisterMBean(candidate);
+                        server.registerMBean(bean, candidate);
+                        allocatorName = candidate;
+                        instance = n;
+                    }
+                    // else: try the next instance number
                 }
             }
             if (allocatorName == null) {
@@ -116,6 +146,15 @@ public final class Kmem4jMBeans {
             }
         }
         return new Registration(allocatorName, List.copyOf(caches), List.copyOf(problems));
+    }
+
+    /** @return true when {@code name} is a kmem4j Allocator bean with {@code Enabled=false} (it has no caches) */
+    private static boolean standsIn(final MBeanServer server, final ObjectName name) {
+        try {
+            return Boolean.FALSE.equals(server.getAttribute(name, "Enabled"));
+        } catch (final Exception e) {
+            return false;
+        }
     }
 
     /**

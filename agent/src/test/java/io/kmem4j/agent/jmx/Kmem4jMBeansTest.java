@@ -129,6 +129,55 @@ class Kmem4jMBeansTest {
     }
 
     @Test
+    void aServingAllocatorSaysEnabledWithNoReason() throws Exception {
+        final Map<String, Object> a = readAll(Kmem4jMBeans.register(server, view()).allocator());
+        assertThat(a).containsEntry("Enabled", true).containsEntry("DisabledReason", "");
+    }
+
+    @Test
+    void anAgentThatServesNothingRegistersTheAllocatorWithItsReasonAndNoCaches() throws Exception {
+        final Kmem4jMBeans.Registration r = Kmem4jMBeans.registerDisabled(server, "JDK 99 does not match",
+            new LinkedHashMap<>(Map.of("summary", "true")));
+
+        assertThat(r.problems()).isEmpty();
+        assertThat(r.allocator()).isEqualTo(new ObjectName("kmem4j:type=Allocator"));
+        assertThat(r.caches()).isEmpty();
+        assertThat(server.queryNames(new ObjectName("kmem4j:*"), null)).containsExactly(r.allocator());
+        final Map<String, Object> a = readAll(r.allocator());
+        assertThat(a).containsEntry("Enabled", false).containsEntry("DisabledReason", "JDK 99 does not match")
+            .containsEntry("Configuration", "summary=true").containsEntry("Allocations", 0L)
+            .containsEntry("BytesReserved", 0L).containsEntry("SlabCaches", 0);
+        assertThat(server.invoke(r.allocator(), "slabinfo", new Object[0], new String[0]))
+            .isEqualTo("kmem4j interception is off: JDK 99 does not match\n");
+        assertThat(server.invoke(r.allocator(), "trim", new Object[0], new String[0])).isEqualTo(0L);
+    }
+
+    @Test
+    void aServingAgentTakesTheNameOfOneThatServedNothing() throws Exception {
+        Kmem4jMBeans.registerDisabled(server, "an earlier attach failed", Map.of());
+        final Kmem4jMBeans.Registration again = Kmem4jMBeans.registerDisabled(server, "so did this one", Map.of());
+        assertThat(again.allocator()).as("the newest answer under the plain name")
+            .isEqualTo(new ObjectName("kmem4j:type=Allocator"));
+        assertThat(server.getAttribute(again.allocator(), "DisabledReason")).isEqualTo("so did this one");
+
+        final Kmem4jMBeans.Registration serving = Kmem4jMBeans.register(server, view());
+
+        assertThat(serving.problems()).isEmpty();
+        assertThat(serving.allocator()).isEqualTo(new ObjectName("kmem4j:type=Allocator"));
+        assertThat(server.getAttribute(serving.allocator(), "Enabled")).isEqualTo(true);
+        assertThat(serving.caches()).contains(new ObjectName("kmem4j:type=SlabCache,name=kmem4j-64"));
+        assertThat(server.queryNames(new ObjectName("kmem4j:type=Allocator,*"), null)).hasSize(1);
+    }
+
+    @Test
+    void aServingAllocatorIsNeverReplaced() throws Exception {
+        Kmem4jMBeans.register(server, view());
+        final Kmem4jMBeans.Registration off = Kmem4jMBeans.registerDisabled(server, "a second load failed", Map.of());
+        assertThat(off.allocator()).isEqualTo(new ObjectName("kmem4j:type=Allocator,instance=2"));
+        assertThat(server.getAttribute(new ObjectName("kmem4j:type=Allocator"), "Enabled")).isEqualTo(true);
+    }
+
+    @Test
     void aSecondInstanceRegistersUnderItsOwnInstanceKey() throws Exception {
         final Kmem4jMBeans.Registration first = Kmem4jMBeans.register(server, view());
         final Kmem4jMBeans.Registration second = Kmem4jMBeans.register(server, view());

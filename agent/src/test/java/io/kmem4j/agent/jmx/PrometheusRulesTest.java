@@ -59,7 +59,8 @@ class PrometheusRulesTest {
         Map.entry("ThreadCaches", "kmem4j_thread_caches"),
         Map.entry("SlabCaches", "kmem4j_slab_caches"),
         Map.entry("MagazineHitRate", "kmem4j_magazine_hit_ratio"),
-        Map.entry("Configuration", "kmem4j_configuration"));
+        Map.entry("Configuration", "kmem4j_configuration"),
+        Map.entry("Enabled", "kmem4j_enabled"));
     private static final Map<String, String> CACHE_METRICS = Map.ofEntries(
         Map.entry("Allocations", "kmem4j_cache_allocations_total"),
         Map.entry("Frees", "kmem4j_cache_frees_total"),
@@ -79,7 +80,7 @@ class PrometheusRulesTest {
         Map.entry("ObjectSize", "kmem4j_cache_object_size_bytes"),
         Map.entry("MagazineHitRate", "kmem4j_cache_magazine_hit_ratio"),
         Map.entry("AddressOrderScore", "kmem4j_cache_address_order_ratio"));
-    private static final Set<String> NOT_EXPORTED = Set.of("SnapshotSequence", "CacheId", "Name");
+    private static final Set<String> NOT_EXPORTED = Set.of("SnapshotSequence", "CacheId", "Name", "DisabledReason");
 
     private static List<Rule> rules;
     private final MBeanServer server = MBeanServerFactory.newMBeanServer();
@@ -150,6 +151,16 @@ class PrometheusRulesTest {
                 .isEqualTo(s.type().equals("COUNTER"));
             assertThat(s.labels().keySet()).doesNotContain("instance", "job"); // Prometheus' own target labels
         }
+    }
+
+    @Test
+    void anAgentThatServesNothingExportsEnabledZeroAndZeros() throws Exception {
+        final Kmem4jMBeans.Registration r = Kmem4jMBeans.registerDisabled(server, "JDK 99 does not match",
+            Map.of("summary", "true"));
+        final Map<String, Sample> allocator = export(r.allocator());
+        assertThat(allocator.get("Enabled")).isEqualTo(new Sample("kmem4j_enabled", "GAUGE", Map.of(), 0));
+        assertThat(allocator.get("Allocations")).isEqualTo(new Sample("kmem4j_allocations_total", "COUNTER",
+            Map.of(), 0));
     }
 
     private Kmem4jMBeans.Registration register() {

@@ -19,7 +19,8 @@ import java.util.function.Supplier;
  * and {@code asLongBuffer()} of a live 4096-byte buffer, and a 4096-byte buffer released earlier
  * whose block may now serve another buffer -- it calls {@code Unsafe.invokeCleaner} and
  * {@code ((DirectBuffer) b).cleaner().clean()} (needs {@code --add-exports} of
- * {@code java.base/sun.nio.ch} and {@code java.base/jdk.internal.ref}) and prints what happened:
+ * {@code java.base/sun.nio.ch} and of the cleaner type's package, {@code Cleaners#cleanerCleanExports})
+ * and prints what happened:
  * <pre>
  *   info-safety: &lt;kind&gt; invokeCleaner -&gt; ok | &lt;exception class&gt;: &lt;message&gt;
  *   info-safety: &lt;kind&gt; cleaner().clean() -&gt; cleaned | cleaner=null | not a DirectBuffer | &lt;exception&gt;

@@ -35,7 +35,9 @@ import jdk.jfr.consumer.RecordingFile;
  *       such lock ({@link #CACHE_LOCK_TAKERS});</li>
  *   <li>{@link Category#JDK_CLEANER}: the monitor of {@code jdk.internal.ref.Cleaner}, whose
  *       {@code add} (every new {@code DirectByteBuffer}, ours included) and {@code remove} (every
- *       clean) are {@code static synchronized} on JDK 17..25, with or without kmem4j;</li>
+ *       clean) are {@code static synchronized} on JDK 17..25, with or without kmem4j; on 26+ that of
+ *       {@code java.nio.BufferCleaner}'s one static {@code CleanerList} ({@code insert} and {@code remove}
+ *       are {@code synchronized}, JDK-8344332);</li>
  *   <li>{@link Category#JDK_OTHER}: any other lock taken under {@code allocateDirect} or
  *       {@code invokeCleaner} (the site says which, and the kmem4j frame it was reached through);</li>
  *   <li>{@link Category#OTHER}: the rest (the program's own latches and queues).</li>
@@ -143,7 +145,7 @@ public final class LockContention {
                     && CACHE_LOCK_TAKERS.contains(type.substring("io.kmem4j.core.".length()));
             return new Event(thread, kind, cacheLock ? Category.KMEM4J_CACHE : Category.KMEM4J_GLOBAL, site(taker), nanos);
         }
-        if (type.equals("jdk.internal.ref.Cleaner")) {
+        if (type.equals("jdk.internal.ref.Cleaner") || type.startsWith("java.nio.BufferCleaner")) {
             return new Event(thread, kind, Category.JDK_CLEANER, site(taker), nanos);
         }
         boolean allocationPath = frames.stream().anyMatch(f ->

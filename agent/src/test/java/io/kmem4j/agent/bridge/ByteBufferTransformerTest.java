@@ -1,0 +1,62 @@
+package io.kmem4j.agent.bridge;
+
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+
+import net.bytebuddy.ByteBuddy;
+import net.bytebuddy.ClassFileVersion;
+import net.bytebuddy.description.type.TypeDescription;
+import net.bytebuddy.dynamic.ClassFileLocator;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The class-file version check that keeps a JDK newer than ByteBuddy to one warning. */
+class ByteBufferTransformerTest {
+
+    private static byte[] byteBufferClassFile() throws Exception {
+        try (InputStream in = ByteBuffer.class.getResourceAsStream("ByteBuffer.class")) {
+            return in.readAllBytes();
+        }
+    }
+
+    private static byte[] withMajorVersion(final byte[] classFile, final int major) {
+        final byte[] b = classFile.clone();
+        b[6] = (byte) (major >>> 8);
+        b[7] = (byte) major;
+        return b;
+    }
+
+    @Test
+    void thisJdksByteBufferIsReadable() throws Exception {
+        assertThat(ByteBufferTransformer.unreadable(byteBufferClassFile(), false)).isNull();
+    }
+
+    @Test
+    void theNewestVersionByteBuddyKnowsIsReadableAndJdk27IsAmongThem() throws Exception {
+        final int known = ClassFileVersion.latest().getMajorVersion();
+        assertThat(known).as("ByteBuddy must read JDK 27's class files (version 71)").isGreaterThanOrEqualTo(71);
+        assertThat(ByteBufferTransformer.unreadable(withMajorVersion(byteBufferClassFile(), known), false)).isNull();
+    }
+
+    @Test
+    void aNewerClassFileIsNamedWithBothVersions() throws Exception {
+        final int newer = ClassFileVersion.latest().getMajorVersion() + 1;
+        assertThat(ByteBufferTransformer.unreadable(withMajorVersion(byteBufferClassFile(), newer), false))
+            .contains("are version " + newer).contains("up to version " + (newer - 1))
+            .contains("JDK " + Runtime.version());
+        assertThat(ByteBufferTransformer.unreadable(byteBufferClassFile(), true))
+            .contains("are version " + newer).contains("simulated");
+    }
+
+    /** Why the check exists: without it ByteBuddy itself refuses such a class file, with an exception. */
+    @Test
+    void byteBuddyRefusesAClassFileNewerThanItKnows() throws Exception {
+        final byte[] newer = withMajorVersion(byteBufferClassFile(), ClassFileVersion.latest().getMajorVersion() + 1);
+        assertThatThrownBy(() -> new ByteBuddy()
+            .decorate(TypeDescription.ForLoadedType.of(ByteBuffer.class),
+                ClassFileLocator.Simple.of(ByteBuffer.class.getName(), newer))
+            .make()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not supported");
+    }
+}

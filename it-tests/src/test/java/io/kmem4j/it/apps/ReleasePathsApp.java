@@ -1,0 +1,113 @@
+package io.kmem4j.it.apps;
+
+import io.netty.util.internal.PlatformDependent;
+import java.lang.reflect.Method;
+import java.nio.ByteBuffer;
+import java.util.Map;
+
+/**
+ * Every release path the ecosystem uses, once each, on a buffer of 4 KiB from
+ * {@code ByteBuffer.allocateDirect} (served by the slabs under an agent), then a second time on the
+ * same buffer, with the allocator bean's counters read before, after the first and after the second
+ * release (in-process, by JMX name only; nothing else in this program allocates direct memory):
+ * <ol>
+ *   <li>{@code sun.misc.Unsafe.invokeCleaner} (libraries, JDK 9+);</li>
+ *   <li>{@code jdk.internal.misc.Unsafe.invokeCleaner} (Agrona 2.x; needs
+ *       {@code --add-exports java.base/jdk.internal.misc=ALL-UNNAMED});</li>
+ *   <li>{@code ((DirectBuffer) b).cleaner().clean()} (older libraries; {@link Cleaners#cleanerCleanExports});</li>
+ *   <li>GC (the buffer dropped, {@code System.gc()} until it was cleaned, at most 30 s);</li>
+ *   <li>Netty's {@code PlatformDependent.freeDirectBuffer} (Netty on the class path; Netty 4.2 on
+ *       JDK 24+ needs {@code -Dio.netty.noUnsafe=false} for it, else it refuses a JDK buffer).</li>
+ * </ol>
+ * stdout, per path: {@code release-paths: <path> served=<a> frees=<d1> explicit=<e1> gc=<g1> again=<d2> againExplicit=<e2>}, the
+ * deltas of {@code Allocations}, {@code Frees}, {@code ExplicitFrees} and {@code GcFrees} after the first release and of
+ * {@code Frees} and {@code ExplicitFrees} after the second ({@code ?} without an allocator bean); then
+ * {@code release-paths: done doubleFrees=<n> interceptorFailures=<n>}. A path that throws prints
+ * {@code release-paths: FAIL <path> <exception>} and the program exits 1.
+ */
+public final class ReleasePathsApp {
+
+    private static final int SIZE = 4096;
+    private static final String[] COUNTERS = {"Allocations", "Frees", "ExplicitFrees", "GcFrees", "DoubleFrees",
+        "InterceptorFailures"};
+
+    private ReleasePathsApp() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        BeanReads.awaitAllocator(10_000);
+        boolean failed = false;
+        failed |= path("sun.misc.Unsafe.invokeCleaner", Cleaners::invokeCleaner);
+        Object internal = Class.forName("jdk.internal.misc.Unsafe").getMethod("getUnsafe").invoke(null);
+        Method internalInvokeCleaner = internal.getClass().getMethod("invokeCleaner", ByteBuffer.class);
+        failed |= path("jdk.internal.misc.Unsafe.invokeCleaner", b -> internalInvokeCleaner.invoke(internal, b));
+        failed |= path("cleaner().clean()", b -> {
+            String outcome = Cleaners.cleanerClean(b);
+            if (!outcome.equals("cleaned")) {
+                throw new IllegalStateException(outcome);
+            }
+        });
+        failed |= gc(); // before Netty, whose start-up drops direct buffers of its own
+        PlatformDependent.hasUnsafe(); // Netty's start-up allocations before the path's first reading
+        failed |= path("PlatformDependent.freeDirectBuffer", PlatformDependent::freeDirectBuffer);
+        Map<String, Long> end = BeanReads.freshAllocator(COUNTERS);
+        System.out.println("release-paths: done doubleFrees=" + end.getOrDefault("DoubleFrees", -1L)
+                + " interceptorFailures=" + end.getOrDefault("InterceptorFailures", -1L));
+        if (failed) {
+            System.exit(1);
+        }
+    }
+
+    /** A release; the second call on a released buffer must do nothing. */
+    private interface Release {
+        void release(ByteBuffer b) throws Exception;
+    }
+
+    private static boolean path(String name, Release release) throws Exception {
+        Map<String, Long> before = BeanReads.freshAllocator(COUNTERS);
+        ByteBuffer b = ByteBuffer.allocateDirect(SIZE);
+        b.putLong(0, 0x6b6d656d346aL);
+        try {
+            release.release(b);
+            Map<String, Long> first = BeanReads.freshAllocator(COUNTERS);
+            release.release(b);
+            Map<String, Long> second = BeanReads.freshAllocator(COUNTERS);
+            System.out.println("release-paths: " + name + " served=" + delta(before, first, "Allocations")
+                    + " frees=" + delta(before, first, "Frees") + " explicit="
+                    + delta(before, first, "ExplicitFrees") + " gc=" + delta(before, first, "GcFrees") + " again="
+                    + delta(first, second, "Frees") + " againExplicit=" + delta(first, second, "ExplicitFrees"));
+            return false;
+        } catch (Exception e) {
+            Throwable t = e instanceof java.lang.reflect.InvocationTargetException ? e.getCause() : e;
+            System.out.println("release-paths: FAIL " + name + " " + t);
+            return true;
+        }
+    }
+
+    private static boolean gc() throws Exception {
+        Map<String, Long> before = BeanReads.freshAllocator(COUNTERS);
+        java.lang.ref.ReferenceQueue<ByteBuffer> queue = new java.lang.ref.ReferenceQueue<>();
+        java.lang.ref.PhantomReference<ByteBuffer> ref =
+                new java.lang.ref.PhantomReference<>(ByteBuffer.allocateDirect(SIZE), queue);
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        Map<String, Long> after = before;
+        while (System.nanoTime() - deadline < 0) {
+            System.gc();
+            Thread.sleep(50);
+            after = BeanReads.freshAllocator(COUNTERS);
+            boolean collected = queue.poll() != null;
+            if (collected && (before.isEmpty() || after.get("Frees") > before.get("Frees"))) {
+                break;
+            }
+        }
+        ref.clear();
+        System.out.println("release-paths: GC served=" + delta(before, after, "Allocations")
+                + " frees=" + delta(before, after, "Frees") + " explicit="
+                + delta(before, after, "ExplicitFrees") + " gc=" + delta(before, after, "GcFrees") + " again=0 againExplicit=0");
+        return false;
+    }
+
+    private static String delta(Map<String, Long> from, Map<String, Long> to, String counter) {
+        return from.isEmpty() || to.isEmpty() ? "?" : String.valueOf(to.get(counter) - from.get(counter));
+    }
+}
