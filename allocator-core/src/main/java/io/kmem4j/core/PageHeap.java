@@ -66,6 +66,12 @@ final class PageHeap {
         return c.slabs[c.head[c.pageOf(address)]];
     }
 
+    /** @return the slab holding {@code address}, which must be ours. */
+    Slab slabOf(final long address) {
+        final Chunk c = map.find(address);
+        return c.slabs[c.head[c.pageOf(address)]];
+    }
+
     /** @return the cache of the slab holding {@code address}, which must be ours. */
     SlabCache cacheOf(final long address) {
         return map.find(address).cacheOf(address);

@@ -20,6 +20,15 @@ final class Slab implements Comparable<Slab> {
     final int objects;
     final int objectSize;
     final long[] free;
+    /** {@link SlabCache#indexMagic}. */
+    private final long indexMagic;
+    /**
+     * With the owned lifecycle ({@link OwnedLifecycle}): per object, the JDK cleaner of the tracked
+     * buffer over it while it is handed out, which this slot keeps reachable (the JDK's list does not);
+     * {@code null} otherwise. Written by the thread that hands the object out, cleared by the one
+     * release that wins ({@link Release}); no lock (the slot belongs to whoever holds the object).
+     */
+    final Object[] cleaners;
     boolean onPartial;
 
     Slab(final Chunk chunk, final int headPage, final SlabCache cache) {
@@ -31,6 +40,8 @@ final class Slab implements Comparable<Slab> {
         this.objects = cache.objectsPerSlab;
         this.objectSize = cache.objectSize;
         this.free = new long[(objects + 63) >>> 6];
+        this.indexMagic = cache.indexMagic;
+        this.cleaners = OwnedLifecycle.enabled() ? new Object[objects] : null;
         for (int i = 0; i < objects; i++) {
             free[i >>> 6] |= 1L << i;
         }
@@ -56,8 +67,9 @@ final class Slab implements Comparable<Slab> {
         return Counters.frozen(counters());
     }
 
+    /** @return the index of the object starting at or containing {@code address} (inside this slab). */
     int indexOf(final long address) {
-        return (int) ((address - base) / objectSize);
+        return (int) (((address - base) * indexMagic) >>> SlabCache.INDEX_SHIFT);
     }
 
     /**
@@ -111,8 +123,11 @@ final class Slab implements Comparable<Slab> {
      */
     boolean mayBeHandedOut(final long address, final int capacity, final SizeClasses classes) {
         final long offset = address - base;
-        final long index = offset / objectSize; // one division; the free path does not run it for tracked buffers
-        if (offset < 0 || index * objectSize != offset || index >= objects || capacity > objectSize
+        if (offset < 0 || offset >= (long) pages << Chunk.PAGE_SHIFT) {
+            return false;
+        }
+        final long index = (offset * indexMagic) >>> SlabCache.INDEX_SHIFT;
+        if (index * objectSize != offset || index >= objects || capacity > objectSize
             || classes.indexOf(capacity) != cache.classIndex) {
             return false;
         }

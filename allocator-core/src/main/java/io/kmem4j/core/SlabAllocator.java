@@ -93,7 +93,7 @@ public final class SlabAllocator implements AutoCloseable {
         this.accounting = new Accounting(caches, pages, registry, remote, leakDetector);
         this.reaper = new Reaper(config, caches, pages, registry, remote, accounting);
         this.refill = new Refill(caches, pages, remote, reaper, accounting);
-        this.buffers = new BufferFactory(this, zeroOnFree, constructor, leakDetector, sampler);
+        this.buffers = new BufferFactory(this, pages, zeroOnFree, constructor, leakDetector, sampler);
         this.sharedTier = new SharedTier(caches, classes, pages, remote, registry, buffers, accounting);
         this.explicit = new ExplicitBuffers(this, pages, classes, leakDetector, sampler, accounting);
         reaper.start();

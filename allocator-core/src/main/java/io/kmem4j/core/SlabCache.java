@@ -27,6 +27,14 @@ final class SlabCache {
     final int magazineRounds;
     final int slabPages;
     final int objectsPerSlab;
+    /**
+     * {@code ceil(2^INDEX_SHIFT / objectSize)}: {@code offset / objectSize == (offset * indexMagic) >>> INDEX_SHIFT}
+     * for every offset inside a slab (below 2^22, a slab being at most 64 pages of 64 KiB) and every
+     * object size up to 2^20 (Granlund and Montgomery's division by invariant integers): the slab index
+     * of an object without a division on the allocation path.
+     */
+    final long indexMagic;
+    static final int INDEX_SHIFT = 42;
     final String name;
     final ReentrantLock lock = new ReentrantLock();
 
@@ -60,6 +68,7 @@ final class SlabCache {
         this.objectsPerSlab = (int) Math.min(Counters.MAX_OBJECTS,
             ((long) slabPages * SlabAllocatorConfig.PAGE_SIZE_BYTES) / objectSize);
         this.name = "kmem4j-" + objectSize;
+        this.indexMagic = ((1L << INDEX_SHIFT) + objectSize - 1) / objectSize;
         this.magazineRounds = magazineRounds(config.magazineRounds(), objectSize);
         this.depot = new Depot(config.depotMagazines(), magazineRounds);
         this.id = CacheTable.register(this);
