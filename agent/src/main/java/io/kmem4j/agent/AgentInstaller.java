@@ -148,7 +148,9 @@ public final class AgentInstaller {
         if (javaBase.getPackages().contains("jdk.internal.ref")) {
             opens.put("jdk.internal.ref", Set.of(me)); // JDK 17-25: the JDK's cleaner (owned lifecycle)
         }
-        inst.redefineModule(javaBase, Set.of(), Map.of("jdk.internal.misc", Set.of(me)), opens, Set.of(), Map.of());
+        // jdk.internal.misc: Agrona's Unsafe and virtual threads' carriers; jdk.internal.access: the carrier thread
+        inst.redefineModule(javaBase, Set.of(), Map.of("jdk.internal.misc", Set.of(me), "jdk.internal.access", Set.of(me)),
+            opens, Set.of(), Map.of());
     }
 
     /**
