@@ -29,6 +29,15 @@ final class Slab implements Comparable<Slab> {
      * release that wins ({@link Release}); no lock (the slot belongs to whoever holds the object).
      */
     final Object[] cleaners;
+    /**
+     * Objects from this index on have never been handed out, so they hold whatever the chunk's memory
+     * held, never an application's data; with zero-on-free they are zeroed the first time they are
+     * handed out ({@link #fill}) instead of the whole chunk when it is taken from the JDK, so memory
+     * the application never uses is never touched (it stays out of RSS). Written by whoever fills.
+     */
+    private int virgin;
+    /** Zero-on-free: objects wait all-zero, so the first hand-out of a virgin object must zero it. */
+    private final boolean zeroVirgins;
     boolean onPartial;
 
     Slab(final Chunk chunk, final int headPage, final SlabCache cache) {
@@ -41,6 +50,7 @@ final class Slab implements Comparable<Slab> {
         this.objectSize = cache.objectSize;
         this.free = new long[(objects + 63) >>> 6];
         this.indexMagic = cache.indexMagic;
+        this.zeroVirgins = cache.zeroOnFree;
         this.cleaners = OwnedLifecycle.enabled() ? new Object[objects] : null;
         for (int i = 0; i < objects; i++) {
             free[i >>> 6] |= 1L << i;
@@ -73,7 +83,8 @@ final class Slab implements Comparable<Slab> {
     }
 
     /**
-     * Moves up to {@code max} of the lowest free objects into {@code m}, lowest on top.
+     * Moves up to {@code max} of the lowest free objects into {@code m}, lowest on top; with
+     * zero-on-free, an object handed out for the first time is zeroed here.
      *
      * @return objects moved
      */
@@ -89,7 +100,15 @@ final class Slab implements Comparable<Slab> {
             while (bits != 0 && taken < k) {
                 final int bit = Long.numberOfTrailingZeros(bits);
                 bits &= bits - 1;
-                m.rounds[slot--] = base + (long) ((w << 6) + bit) * objectSize;
+                final int index = (w << 6) + bit;
+                final long address = base + (long) index * objectSize;
+                if (index >= virgin) {
+                    virgin = index + 1; // every object at and above virgin is free: ascending takes stay ascending
+                    if (zeroVirgins) {
+                        Zeroing.zero(address, objectSize); // first hand-out: the chunk's memory was never zeroed
+                    }
+                }
+                m.rounds[slot--] = address;
                 taken++;
             }
             free[w] = bits;

@@ -78,10 +78,10 @@ public final class SlabAllocator implements AutoCloseable {
         this.config = Objects.requireNonNull(config, "config");
         this.classes = new SizeClasses(config.maxSizeClassBytes());
         this.zeroOnFree = config.zeroOnFree() && !Debug.ON;
-        this.pages = new PageHeap(config.chunkSizeBytes(), config.retainedEmptyChunks(), zeroOnFree);
+        this.pages = new PageHeap(config.chunkSizeBytes(), config.retainedEmptyChunks());
         this.caches = new SlabCache[classes.count()];
         for (int c = 0; c < caches.length; c++) {
-            caches[c] = new SlabCache(c, classes.size(c), config, pages);
+            caches[c] = new SlabCache(c, classes.size(c), config, pages, zeroOnFree);
         }
         this.minCapacity = config.minCapacityBytes();
         this.maxCapacity = classes.largest();

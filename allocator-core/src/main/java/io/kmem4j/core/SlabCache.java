@@ -34,6 +34,8 @@ final class SlabCache {
      * of an object without a division on the allocation path.
      */
     final long indexMagic;
+    /** Objects wait all-zero (zero-on-free): a slab zeroes an object the first time it hands it out. */
+    final boolean zeroOnFree;
     static final int INDEX_SHIFT = 42;
     final String name;
     final ReentrantLock lock = new ReentrantLock();
@@ -59,9 +61,12 @@ final class SlabCache {
      * @param objectSize bytes per object
      * @param config     magazine rounds and depot size
      * @param pages      where new slabs come from
+     * @param zeroOnFree objects wait all-zero (then a slab zeroes each object on its first hand-out)
      */
-    SlabCache(final int classIndex, final int objectSize, final SlabAllocatorConfig config, final PageHeap pages) {
+    SlabCache(final int classIndex, final int objectSize, final SlabAllocatorConfig config, final PageHeap pages,
+              final boolean zeroOnFree) {
         this.pages = pages;
+        this.zeroOnFree = zeroOnFree;
         this.classIndex = classIndex;
         this.objectSize = objectSize;
         this.slabPages = SizeClasses.slabPages(objectSize);
