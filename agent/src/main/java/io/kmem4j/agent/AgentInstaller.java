@@ -10,8 +10,9 @@ import java.util.Set;
 import io.kmem4j.agent.bridge.AgentThread;
 import io.kmem4j.agent.bridge.AllocateDirectAdvice;
 import io.kmem4j.agent.bridge.BootstrapBridge;
-import io.kmem4j.agent.bridge.ByteBufferTransformer;
+import io.kmem4j.agent.bridge.JdkClassTransformer;
 import io.kmem4j.agent.bridge.Interceptor;
+import io.kmem4j.agent.bridge.OwnedLifecycleInstaller;
 import io.kmem4j.agent.config.AgentConfig;
 import io.kmem4j.agent.config.AgentVersion;
 import io.kmem4j.agent.jmx.Kmem4jMBeans;
@@ -193,6 +194,11 @@ public final class AgentInstaller {
                 dynamic ? "attach" : "agent");
             return;
         }
+        final String notOwned = config.ownedLifecycle ? OwnedLifecycleInstaller.install(inst, members)
+            : "ownedLifecycle=false";
+        if (notOwned != null && config.ownedLifecycle) {
+            log.warn("tracked buffers keep the JDK's cleaner list (its global lock): {}", notOwned);
+        }
         final long t2 = System.nanoTime();
         final SlabAllocator allocator = new SlabAllocator(config.allocator);
         final Interceptor interceptor = new Interceptor(allocator);
@@ -200,7 +206,7 @@ public final class AgentInstaller {
         final long t3 = System.nanoTime();
         final PoolsView pools;
         try {
-            ByteBufferTransformer.install(inst, bridge);
+            JdkClassTransformer.allocateDirect(inst, bridge);
             pools = installPools(inst, members, allocator, config);
         } catch (final Throwable t) {
             // off for real: later allocations go to the JDK; buffers already served stay valid (close())
@@ -212,12 +218,13 @@ public final class AgentInstaller {
             () -> shutdown(members, interceptor, pools == null ? null : pools.router(), allocator, config)));
         startJmx(allocator, config.effective, interceptor, pools);
         final long t4 = System.nanoTime();
-        log.debug("installed in {} ms: java.base access and bridge {} ms, allocator {} ms, ByteBuffer"
-                + " retransformation and pools {} ms", (t4 - t1) / 1_000_000, (t2 - t1) / 1_000_000,
+        log.debug("installed in {} ms: java.base access, bridge and owned lifecycle {} ms, allocator {} ms,"
+                + " ByteBuffer retransformation and pools {} ms", (t4 - t1) / 1_000_000, (t2 - t1) / 1_000_000,
             (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000);
-        log.info("kmem4j {} serving ByteBuffer.allocateDirect for capacities {}..{} bytes ({}){}{}",
+        log.info("kmem4j {} serving ByteBuffer.allocateDirect for capacities {}..{} bytes ({}{}){}{}",
             AgentVersion.get(), config.allocator.minCapacityBytes(),
             allocator.maxCapacity(), dynamic ? "attached" : "premain",
+            notOwned == null ? ", cleaners outside the JDK's list" : "",
             config.pools.isEmpty() ? "" : " and " + config.pools.size() + " buffer pool(s)",
             config.summary ? "; summary at exit" : "");
     }
@@ -225,10 +232,13 @@ public final class AgentInstaller {
     private static void openJavaBase(final Instrumentation inst) {
         final Module javaBase = ByteBuffer.class.getModule();
         final Module me = AgentInstaller.class.getModule();
-        inst.redefineModule(javaBase, Set.of(),
-            Map.of("jdk.internal.misc", Set.of(me)),
-            Map.of("java.nio", Set.of(me)),
-            Set.of(), Map.of());
+        final Map<String, Set<Module>> opens = new java.util.HashMap<>(Map.of("java.nio", Set.of(me)));
+        if (javaBase.getPackages().contains("jdk.internal.ref")) {
+            opens.put("jdk.internal.ref", Set.of(me)); // JDK 17-25: the JDK's cleaner (owned lifecycle)
+        }
+        // jdk.internal.misc: Agrona's Unsafe and virtual threads' carriers; jdk.internal.access: the carrier thread
+        inst.redefineModule(javaBase, Set.of(), Map.of("jdk.internal.misc", Set.of(me), "jdk.internal.access", Set.of(me)),
+            opens, Set.of(), Map.of());
     }
 
     /**

@@ -113,12 +113,37 @@ final class Accounting {
      *                            + frees in outgoing batches + in inboxes + in the orphans
      * </pre>
      * Only meaningful when no other thread is using the allocator (tests call it after joining their
-     * threads).
+     * threads); frees the JDK's cleaner thread makes meanwhile are waited out (the figures are taken
+     * again until they held still).
      *
      * @throws IllegalStateException naming the slab or cache and the figures that disagree
      */
     void checkInvariants() {
-        final AllocatorStats s = stats();
+        // A GC-driven free may be in flight on the JDK's cleaner thread (counted but not yet in an
+        // inbox, or the reverse) while the figures are read; a real break persists, a race does not.
+        // So: check until the figures held still and agree, a hundred times at most, a millisecond apart.
+        IllegalStateException broken = null;
+        for (int attempt = 0; attempt < 100; attempt++) {
+            final AllocatorStats before = stats();
+            broken = checkOnce(before);
+            final AllocatorStats after = stats();
+            if (broken == null && after.frees() == before.frees() && after.allocations() == before.allocations()) {
+                return;
+            }
+            try {
+                Thread.sleep(1);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        if (broken != null) {
+            throw broken;
+        }
+    }
+
+    /** @return the first broken equation for the figures {@code s}, or {@code null}. */
+    private IllegalStateException checkOnce(final AllocatorStats s) {
         final long[] held = new long[caches.length];
         final Chunk[] hint = new Chunk[1];
         final LongConsumer countPending = a -> held[pages.slabOf(a, hint).cache.classIndex]++;
@@ -152,9 +177,10 @@ final class Accounting {
             }
             final long live = s.caches().get(c.classIndex).activeObjects();
             if (inuse[c.classIndex] != live + held[c.classIndex]) {
-                throw new IllegalStateException("cache invariant broken: " + c.name + " inuse=" + inuse[c.classIndex]
+                return new IllegalStateException("cache invariant broken: " + c.name + " inuse=" + inuse[c.classIndex]
                     + " live=" + live + " held=" + held[c.classIndex]);
             }
         }
+        return null;
     }
 }

@@ -5,8 +5,10 @@ import java.nio.ByteBuffer;
 /**
  * Turns a block into a buffer: zeroes it (unless frees zero), builds the root
  * {@code DirectByteBuffer} over it with the JDK's mapped-buffer constructor ({@link JdkInternals})
- * — a tracked buffer with its {@link Release} hook as the JDK cleaner's thunk, an explicit one with
- * no cleaner — and registers it with leak detection and site sampling when those are on.
+ * — a tracked buffer with its {@link Release} hook as the JDK cleaner's thunk (with the owned
+ * lifecycle, a cleaner outside the JDK's list kept in the object's slab slot: {@link JdkCleaners}),
+ * an explicit one with no cleaner — and registers it with leak detection and site sampling when
+ * those are on.
  *
  * <p>Failure atomic: when building throws (the heap exhausted by the buffer, its cleaner or its
  * registration; a throwing constructor), whatever was registered is undone and the block goes back
@@ -17,6 +19,7 @@ import java.nio.ByteBuffer;
  */
 final class BufferFactory {
     private final SlabAllocator allocator;
+    private final PageHeap pages;
     private final boolean zeroOnFree;
     private final BufferConstructor constructor;
     /** Non-null when explicit buffers are watched for leaks. */
@@ -26,14 +29,16 @@ final class BufferFactory {
 
     /**
      * @param allocator    whose free path the release hooks call
+     * @param pages        where the blocks live (the owned lifecycle keeps cleaners in their slabs)
      * @param zeroOnFree   objects wait all-zero: do not zero on allocation
      * @param constructor  the JDK's constructor (tests pass one that fails)
      * @param leakDetector or {@code null}
      * @param sampler      or {@code null}
      */
-    BufferFactory(final SlabAllocator allocator, final boolean zeroOnFree, final BufferConstructor constructor,
-                  final LeakDetector leakDetector, final SiteSampler sampler) {
+    BufferFactory(final SlabAllocator allocator, final PageHeap pages, final boolean zeroOnFree,
+                  final BufferConstructor constructor, final LeakDetector leakDetector, final SiteSampler sampler) {
         this.allocator = allocator;
+        this.pages = pages;
         this.zeroOnFree = zeroOnFree;
         this.constructor = constructor;
         this.leakDetector = leakDetector;
@@ -64,11 +69,23 @@ final class BufferFactory {
             Zeroing.zero(address, capacity);
         }
         if (tracked) {
-            final Release hook = hook(tc, address, capacity);
+            // owned lifecycle: the cleaner is kept out of the JDK's list, in the object's slab slot
+            final Slab s = OwnedLifecycle.enabled() ? pages.slabOf(address) : null;
+            final Object[] slots = s == null ? null : s.cleaners;
+            final int slot = slots == null ? -1 : s.indexOf(address);
+            final Release hook = hook(tc, address, capacity, slots, slot);
             try {
-                return constructor.newBuffer(capacity, address, hook);
+                if (slots == null) {
+                    return constructor.newBuffer(capacity, address, hook); // the JDK registers its cleaner
+                }
+                final ByteBuffer b = constructor.newBuffer(capacity, address, null);
+                slots[slot] = JdkCleaners.build(b, hook);
+                return b;
             } catch (final Throwable t) {
                 hook.cancel();
+                if (slots != null) {
+                    slots[slot] = null; // an unreachable cleaner is never run: the block goes back unreleased
+                }
                 throw t;
             }
         }
@@ -99,17 +116,18 @@ final class BufferFactory {
     }
 
     /** The release hook of a tracked buffer; a sampled one also carries its allocation site. */
-    private Release hook(final ThreadCache tc, final long address, final int capacity) {
+    private Release hook(final ThreadCache tc, final long address, final int capacity, final Object[] slots,
+                         final int slot) {
         if (sampler != null && --tc.sampleCountdown <= 0) {
             tc.sampleCountdown = sampler.rate;
             final SiteSampler.Site site = sampler.record(capacity);
             try {
-                return new Release.Sampled(allocator, address, capacity, site);
+                return new Release.Sampled(allocator, address, capacity, slots, slot, site);
             } catch (final Throwable t) {
                 site.cancelled(capacity);
                 throw t;
             }
         }
-        return new Release(allocator, address, capacity);
+        return new Release(allocator, address, capacity, slots, slot);
     }
 }

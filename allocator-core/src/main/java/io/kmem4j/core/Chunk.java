@@ -44,6 +44,8 @@ final class Chunk {
     final Slab[] slabs;
     private final AtomicLongArray pageBits;
     private final AtomicInteger usedPages = new AtomicInteger();
+    /** When the chunk last became empty ({@link System#nanoTime()}); read by the page heap's decay. */
+    volatile long emptySinceNanos = System.nanoTime();
 
     private Chunk(final long raw, final long reservedBytes, final int pages) {
         this.raw = raw;

@@ -2,8 +2,6 @@ package io.kmem4j.core;
 
 import java.util.concurrent.locks.ReentrantLock;
 
-import org.agrona.UnsafeApi;
-
 /**
  * Hands out runs of pages for slabs from the allocator's chunks and grows or shrinks the set of
  * chunks.
@@ -31,10 +29,7 @@ final class PageHeap {
     private static final long FAILURE_HOLD_NANOS = 100_000_000L;
     private long chunksReleased;
 
-    private final boolean zeroChunks;
-
-    PageHeap(final int chunkBytes, final int retainedEmptyChunks, final boolean zeroChunks) {
-        this.zeroChunks = zeroChunks;
+    PageHeap(final int chunkBytes, final int retainedEmptyChunks) {
         this.chunkBytes = chunkBytes;
         this.retainedEmptyChunks = retainedEmptyChunks;
         this.map = new ChunkMap(chunkBytes);
@@ -63,6 +58,12 @@ final class PageHeap {
             c = map.find(address);
             hint[0] = c;
         }
+        return c.slabs[c.head[c.pageOf(address)]];
+    }
+
+    /** @return the slab holding {@code address}, which must be ours. */
+    Slab slabOf(final long address) {
+        final Chunk c = map.find(address);
         return c.slabs[c.head[c.pageOf(address)]];
     }
 
@@ -123,9 +124,8 @@ final class PageHeap {
                 lastFailure = e;
                 throw e;
             }
-            if (zeroChunks) {
-                UnsafeApi.setMemory(c.base, c.size, (byte) 0); // objects start all-zero when frees zero
-            }
+            // not zeroed: a slab zeroes each object the first time it hands it out (Slab.fill), so memory
+            // never used is never touched and stays out of RSS
             growLock.lock();
             try {
                 map.add(c);
@@ -156,7 +156,12 @@ final class PageHeap {
         return reserveAttempts;
     }
 
-    /** Returns a slab's pages; releases its chunk when it is empty beyond the retained count. */
+    /**
+     * Returns a slab's pages. A chunk left empty is not released at once: it is kept for a while
+     * (a chunk emptied by one collection is usually needed again a moment later) and released by
+     * {@link #releaseDecayedChunks} once it stayed empty, or at once by {@link #releaseEmptyChunks}
+     * (trim, budget pressure).
+     */
     void freeSlab(final Slab s) {
         final Chunk c = s.chunk;
         for (int p = s.headPage; p < s.headPage + s.pages; p++) {
@@ -165,8 +170,34 @@ final class PageHeap {
         c.counters[s.headPage] = 0L;
         c.returnPages(s.headPage, s.pages);
         if (c.usedPages() == 0) {
-            releaseEmptyChunks(retainedEmptyChunks);
+            c.emptySinceNanos = System.nanoTime(); // racy: a later empty time only delays the release
         }
+    }
+
+    /**
+     * Releases the chunks that have been empty for at least {@code decayNanos}, keeping
+     * {@code keep} empty chunks (the reaper, every interval: time-based decay, as mimalloc's purge
+     * delay and snmalloc's epochs).
+     *
+     * @return bytes released
+     */
+    long releaseDecayedChunks(final int keep, final long decayNanos) {
+        final long now = System.nanoTime();
+        int decayed = 0;
+        int empty = 0;
+        for (final Chunk c : chunks) {
+            if (c.usedPages() == 0) {
+                empty++;
+                if (now - c.emptySinceNanos >= decayNanos) {
+                    decayed++;
+                }
+            }
+        }
+        if (empty <= keep || decayed == 0) {
+            return 0;
+        }
+        // keep `keep` empty chunks in all, the fresh ones first: of the decayed, keep what the fresh ones do not cover
+        return releaseEmptyChunks(Math.max(0, keep - (empty - decayed)), decayNanos, now);
     }
 
     /**
@@ -175,13 +206,19 @@ final class PageHeap {
      * @return bytes released
      */
     long releaseEmptyChunks(final int keep) {
+        return releaseEmptyChunks(keep, 0, 0);
+    }
+
+    /** Releases empty chunks beyond {@code keep}, only those empty since {@code decayNanos} before {@code now} when {@code decayNanos > 0}. */
+    private long releaseEmptyChunks(final int keep, final long decayNanos, final long now) {
         growLock.lock();
         try {
             long released = 0;
             int empty = 0;
             Chunk[] current = chunks;
             for (final Chunk c : current) {
-                if (c.usedPages() == 0 && ++empty > keep && seal(c)) {
+                if (c.usedPages() == 0 && (decayNanos == 0 || now - c.emptySinceNanos >= decayNanos) && ++empty > keep
+                    && seal(c)) {
                     map.remove(c);
                     final Chunk[] next = new Chunk[current.length - 1];
                     int i = 0;

@@ -12,7 +12,7 @@ package io.kmem4j.core;
  *                  idle (nothing allocated or freed since the last pass) or a thread ended:
  *                      depots, shared magazines, spare slabs ──▶ slabs ──▶ empty chunks beyond
  *                      retainedEmptyChunks ──▶ the JDK
- *                  otherwise: only wholly empty chunks beyond retainedEmptyChunks ──▶ the JDK
+ *                  otherwise: only chunks empty for a whole interval, beyond retainedEmptyChunks ──▶ the JDK
  * </pre>
  *
  * Magazines of live threads are their owners' alone and stay as they are (at most
@@ -83,7 +83,9 @@ final class Reaper {
             if (retiredAny || activity == activityAtLastReap) {
                 shrink(config.retainedEmptyChunks());
             } else {
-                pages.releaseEmptyChunks(config.retainedEmptyChunks());
+                // active: only chunks that stayed empty for a whole interval (a collection's burst of
+                // frees empties chunks the next allocations need again)
+                pages.releaseDecayedChunks(config.retainedEmptyChunks(), config.reapIntervalMillis() * 1_000_000L);
             }
             activityAtLastReap = activity;
         }

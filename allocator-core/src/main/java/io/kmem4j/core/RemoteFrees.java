@@ -80,6 +80,37 @@ final class RemoteFrees {
         }
     }
 
+    /**
+     * A virtual thread on {@code carrier}'s cache: takes in the frees sent to the carrier, and the
+     * orphans, as far as its magazines hold them without waiting ({@link ThreadCache#keepWithoutWaiting});
+     * the rest go back to the orphans, for whoever drains them next.
+     */
+    void drainWithoutWaiting(final ThreadCache carrier) {
+        if (carrier.inbox.nonEmpty()) {
+            keepWithoutWaiting(carrier, carrier.inbox.takeAll());
+        }
+        if (orphans.nonEmpty()) {
+            keepWithoutWaiting(carrier, orphans.takeAll());
+        }
+    }
+
+    private void keepWithoutWaiting(final ThreadCache carrier, final long chain) {
+        long n = 0;
+        long a = chain;
+        while (a != 0) {
+            final SlabCache c = pages.cacheOf(a);
+            final long next = RemoteInbox.next(a);
+            if (!carrier.keepWithoutWaiting(c.classIndex, a)) {
+                orphans.pushChain(a); // a and the rest, still linked
+                break;
+            }
+            clearDeferred(a, c.objectSize); // (keepWithoutWaiting never touches the object's memory)
+            n++;
+            a = next;
+        }
+        carrier.count(ThreadCache.REMOTE_ABSORBED, n);
+    }
+
     private void absorb(final ThreadCache tc, final long chain) {
         long n = 0;
         long a = chain;

@@ -3,10 +3,11 @@ package io.kmem4j.core;
 import java.nio.ByteBuffer;
 
 /**
- * Allocation for threads without a private cache (virtual threads): one object at a time from the
- * cache's shared magazine, under the cache's lock (refilled from the depot or the lowest shared
- * slab). A virtual thread's frees are deferred like the GC cleaner's ({@link ThreadCache#SHARED}):
- * a million virtual threads never make a million thread caches.
+ * Virtual threads: served from their carrier's magazines (JDK 21+, {@link Carriers}), which a
+ * virtual thread may pop and push between two points where it could block, and otherwise, or on a
+ * miss the depot cannot refill without waiting, one object at a time from the cache's shared
+ * magazine under the cache's lock (refilled from the depot or the lowest shared slab). A million
+ * virtual threads never make a million thread caches: the carriers' are enough.
  *
  * <p>Threads: any thread whose cache is {@link ThreadRegistry#shared}; statistics are counted
  * atomically on that shared cache.
@@ -19,9 +20,12 @@ final class SharedTier {
     private final ThreadRegistry registry;
     private final BufferFactory buffers;
     private final Accounting accounting;
+    private final boolean zeroOnFree;
 
     SharedTier(final SlabCache[] caches, final SizeClasses classes, final PageHeap pages, final RemoteFrees remote,
-               final ThreadRegistry registry, final BufferFactory buffers, final Accounting accounting) {
+               final ThreadRegistry registry, final BufferFactory buffers, final Accounting accounting,
+               final boolean zeroOnFree) {
+        this.zeroOnFree = zeroOnFree;
         this.caches = caches;
         this.classes = classes;
         this.pages = pages;
@@ -31,8 +35,127 @@ final class SharedTier {
         this.accounting = accounting;
     }
 
-    /** @return a buffer, or {@code null} when the JDK serves this request (counted as a fallback). */
+    /**
+     * A virtual thread's allocation: a pop from its carrier's loaded magazine when it has a round (a
+     * hit, counted on the carrier's cache), refilled from the depot or a shared slab when the cache
+     * lock is free at once (never waiting: a virtual thread must not block while it holds its
+     * carrier's magazines); else the shared tier.
+     *
+     * @return a buffer, or {@code null} when the JDK serves this request (counted as a fallback)
+     */
+    private ByteBuffer allocateVirtual(final ThreadCache tc, final int capacity, final boolean tracked) {
+        final ThreadCache carrier = registry.carrierCache();
+        if (carrier != null && !carrier.busy) {
+            final int cls = classes.indexOf(capacity);
+            final Magazine m = carrier.loaded[cls];
+            final boolean miss = m.isEmpty();
+            final long address = miss ? refillWithoutWaiting(carrier, cls) : m.pop();
+            if (address != 0) {
+                carrier.countAllocation(cls, address, capacity, miss); // before anything that may block
+                try {
+                    return buffers.newBuffer(tc, address, capacity, tracked);
+                } catch (final Throwable t) {
+                    // building may have blocked and moved this thread: undo on the shared cache, atomically
+                    final int base = ThreadCache.classBase(cls);
+                    tc.count(base + ThreadCache.ALLOCS, -1);
+                    if (miss) {
+                        tc.count(base + ThreadCache.MISSES, -1);
+                    }
+                    tc.count(ThreadCache.ALLOC_BYTES, -capacity);
+                    remote.orphanMt(tc, address); // the block comes back through the orphans, never lost
+                    return accounting.failed(capacity);
+                }
+            }
+        }
+        return allocateShared(tc, capacity, tracked);
+    }
+
+    /** A carrier's loaded magazine is empty: the depot's full one or a few shared objects, if the lock is free now. */
+    private long refillWithoutWaiting(final ThreadCache carrier, final int cls) {
+        remote.drainWithoutWaiting(carrier);
+        final Magazine loaded = carrier.loaded[cls];
+        if (!loaded.isEmpty()) {
+            return loaded.pop();
+        }
+        final long previous = carrier.popPrevious(cls);
+        if (previous != 0) {
+            return previous;
+        }
+        final SlabCache c = carrier.cache(cls);
+        if (!c.lock.tryLock()) {
+            return 0;
+        }
+        try {
+            final Magazine full = c.depot.exchangeForFull(carrier.previous[cls]);
+            if (full != null) {
+                carrier.previous[cls] = carrier.loaded[cls];
+                carrier.loaded[cls] = full;
+                return full.pop();
+            }
+            final Magazine m = carrier.loaded[cls];
+            return c.fillSharedLocked(m, m.rounds.length) > 0 ? m.pop() : 0; // a new slab: a CAS, never a wait
+        } catch (final RuntimeException | OutOfMemoryError e) {
+            return 0; // retired cache, heap exhausted: the shared tier decides
+        } finally {
+            c.lock.unlock();
+        }
+    }
+
+    /**
+     * A virtual thread's release of an object whose slab has no owner or is its carrier's: a push onto
+     * the carrier's loaded magazine, or a swap with an empty previous one (no lock).
+     *
+     * @return true when the object was kept; false: the caller defers it as before
+     */
+    boolean freeVirtual(final int cls, final long address, final int capacity, final int owner) {
+        final ThreadCache carrier = registry.carrierCache();
+        if (carrier == null || carrier.busy || (owner != 0 && owner != carrier.id)) {
+            return false;
+        }
+        if (zeroOnFree) {
+            Zeroing.zero(address, capacity); // no wait: still on this carrier afterwards
+        }
+        if (!carrier.keepWithoutWaiting(cls, address) && !spillWithoutWaiting(carrier, cls, address)) {
+            return false;
+        }
+        carrier.countFree(cls, capacity);
+        return true;
+    }
+
+    /** Both of a carrier's magazines are full: trade the previous one for an empty one of the depot, if the lock is free now. */
+    private static boolean spillWithoutWaiting(final ThreadCache carrier, final int cls, final long address) {
+        final SlabCache c = carrier.cache(cls);
+        if (!c.lock.tryLock()) {
+            return false;
+        }
+        final Magazine e;
+        try {
+            e = c.depot.exchangeForEmpty(carrier.previous[cls]);
+        } catch (final OutOfMemoryError heapExhausted) {
+            return false;
+        } finally {
+            c.lock.unlock();
+        }
+        if (e == null) {
+            return false; // the depot is at its limit: the free is deferred, and flushed to slabs by someone who may wait
+        }
+        carrier.previous[cls] = carrier.loaded[cls];
+        carrier.loaded[cls] = e;
+        e.push(address);
+        return true;
+    }
+
+    /**
+     * @param tc the calling thread's cache: {@link ThreadRegistry#virtual} (a virtual thread:
+     *           {@link #allocateVirtual}) or another shared one
+     * @return a buffer, or {@code null} when the JDK serves this request (counted as a fallback)
+     */
     ByteBuffer allocate(final ThreadCache tc, final int capacity, final boolean tracked) {
+        return tc == registry.virtual ? allocateVirtual(tc, capacity, tracked) : allocateShared(tc, capacity, tracked);
+    }
+
+    /** One object under the cache lock. */
+    private ByteBuffer allocateShared(final ThreadCache tc, final int capacity, final boolean tracked) {
         final int cls = classes.indexOf(capacity);
         final SlabCache c = caches[cls];
         long address = 0;

@@ -20,6 +20,24 @@ final class Slab implements Comparable<Slab> {
     final int objects;
     final int objectSize;
     final long[] free;
+    /** {@link SlabCache#indexMagic}. */
+    private final long indexMagic;
+    /**
+     * With the owned lifecycle ({@link OwnedLifecycle}): per object, the JDK cleaner of the tracked
+     * buffer over it while it is handed out, which this slot keeps reachable (the JDK's list does not);
+     * {@code null} otherwise. Written by the thread that hands the object out, cleared by the one
+     * release that wins ({@link Release}); no lock (the slot belongs to whoever holds the object).
+     */
+    final Object[] cleaners;
+    /**
+     * Objects from this index on have never been handed out, so they hold whatever the chunk's memory
+     * held, never an application's data; with zero-on-free they are zeroed the first time they are
+     * handed out ({@link #fill}) instead of the whole chunk when it is taken from the JDK, so memory
+     * the application never uses is never touched (it stays out of RSS). Written by whoever fills.
+     */
+    private int virgin;
+    /** Zero-on-free: objects wait all-zero, so the first hand-out of a virgin object must zero it. */
+    private final boolean zeroVirgins;
     boolean onPartial;
 
     Slab(final Chunk chunk, final int headPage, final SlabCache cache) {
@@ -31,6 +49,9 @@ final class Slab implements Comparable<Slab> {
         this.objects = cache.objectsPerSlab;
         this.objectSize = cache.objectSize;
         this.free = new long[(objects + 63) >>> 6];
+        this.indexMagic = cache.indexMagic;
+        this.zeroVirgins = cache.zeroOnFree;
+        this.cleaners = OwnedLifecycle.enabled() ? new Object[objects] : null;
         for (int i = 0; i < objects; i++) {
             free[i >>> 6] |= 1L << i;
         }
@@ -56,12 +77,14 @@ final class Slab implements Comparable<Slab> {
         return Counters.frozen(counters());
     }
 
+    /** @return the index of the object starting at or containing {@code address} (inside this slab). */
     int indexOf(final long address) {
-        return (int) ((address - base) / objectSize);
+        return (int) (((address - base) * indexMagic) >>> SlabCache.INDEX_SHIFT);
     }
 
     /**
-     * Moves up to {@code max} of the lowest free objects into {@code m}, lowest on top.
+     * Moves up to {@code max} of the lowest free objects into {@code m}, lowest on top; with
+     * zero-on-free, an object handed out for the first time is zeroed here.
      *
      * @return objects moved
      */
@@ -77,7 +100,15 @@ final class Slab implements Comparable<Slab> {
             while (bits != 0 && taken < k) {
                 final int bit = Long.numberOfTrailingZeros(bits);
                 bits &= bits - 1;
-                m.rounds[slot--] = base + (long) ((w << 6) + bit) * objectSize;
+                final int index = (w << 6) + bit;
+                final long address = base + (long) index * objectSize;
+                if (index >= virgin) {
+                    virgin = index + 1; // every object at and above virgin is free: ascending takes stay ascending
+                    if (zeroVirgins) {
+                        Zeroing.zero(address, objectSize); // first hand-out: the chunk's memory was never zeroed
+                    }
+                }
+                m.rounds[slot--] = address;
                 taken++;
             }
             free[w] = bits;
@@ -111,8 +142,11 @@ final class Slab implements Comparable<Slab> {
      */
     boolean mayBeHandedOut(final long address, final int capacity, final SizeClasses classes) {
         final long offset = address - base;
-        final long index = offset / objectSize; // one division; the free path does not run it for tracked buffers
-        if (offset < 0 || index * objectSize != offset || index >= objects || capacity > objectSize
+        if (offset < 0 || offset >= (long) pages << Chunk.PAGE_SHIFT) {
+            return false;
+        }
+        final long index = (offset * indexMagic) >>> SlabCache.INDEX_SHIFT;
+        if (index * objectSize != offset || index >= objects || capacity > objectSize
             || classes.indexOf(capacity) != cache.classIndex) {
             return false;
         }

@@ -78,10 +78,10 @@ public final class SlabAllocator implements AutoCloseable {
         this.config = Objects.requireNonNull(config, "config");
         this.classes = new SizeClasses(config.maxSizeClassBytes());
         this.zeroOnFree = config.zeroOnFree() && !Debug.ON;
-        this.pages = new PageHeap(config.chunkSizeBytes(), config.retainedEmptyChunks(), zeroOnFree);
+        this.pages = new PageHeap(config.chunkSizeBytes(), config.retainedEmptyChunks());
         this.caches = new SlabCache[classes.count()];
         for (int c = 0; c < caches.length; c++) {
-            caches[c] = new SlabCache(c, classes.size(c), config, pages);
+            caches[c] = new SlabCache(c, classes.size(c), config, pages, zeroOnFree);
         }
         this.minCapacity = config.minCapacityBytes();
         this.maxCapacity = classes.largest();
@@ -93,8 +93,8 @@ public final class SlabAllocator implements AutoCloseable {
         this.accounting = new Accounting(caches, pages, registry, remote, leakDetector);
         this.reaper = new Reaper(config, caches, pages, registry, remote, accounting);
         this.refill = new Refill(caches, pages, remote, reaper, accounting);
-        this.buffers = new BufferFactory(this, zeroOnFree, constructor, leakDetector, sampler);
-        this.sharedTier = new SharedTier(caches, classes, pages, remote, registry, buffers, accounting);
+        this.buffers = new BufferFactory(this, pages, zeroOnFree, constructor, leakDetector, sampler);
+        this.sharedTier = new SharedTier(caches, classes, pages, remote, registry, buffers, accounting, zeroOnFree);
         this.explicit = new ExplicitBuffers(this, pages, classes, leakDetector, sampler, accounting);
         reaper.start();
     }
@@ -181,14 +181,12 @@ public final class SlabAllocator implements AutoCloseable {
 
     /**
      * The allocate hit path of both flavours; {@code null} means "let the JDK allocate". A hit costs:
-     * one {@code ThreadLocal} lookup (a probe of the thread's map), one volatile load ({@code closed}),
-     * two range compares, the cache's kind and re-entrancy tests, one byte-array load (size class),
-     * the magazine's {@code count} load and store and one {@code rounds} load (no lock, no atomic),
-     * four plain statistics stores (allocations, bytes, address order), zeroing when frees do not
-     * zero, and the objects built: the {@code DirectByteBuffer}; a tracked buffer adds its
-     * {@link Release} hook and the JDK's cleaner, whose registration takes the JDK's global cleaner
-     * lock (17-25: {@code jdk.internal.ref.Cleaner.add}, 26+: {@code BufferCleaner}'s list). Hits are
-     * not counted: they are allocations minus misses.
+     * one {@code ThreadLocal} lookup, one volatile load ({@code closed}), two range compares, the kind
+     * and re-entrancy tests, one byte-array load (size class), a magazine pop (no lock, no atomic),
+     * four plain statistics stores, zeroing when frees do not zero, and the objects built: the
+     * {@code DirectByteBuffer}; a tracked one adds its {@link Release} hook and a JDK cleaner, kept in
+     * its slab's slot with the owned lifecycle, else registered in the JDK's list under the JDK's
+     * global cleaner lock. Hits are not counted: they are allocations minus misses.
      */
     private ByteBuffer serve(final int capacity, final boolean tracked) {
         if (capacity < minCapacity || capacity > maxCapacity || closed) {
@@ -215,13 +213,10 @@ public final class SlabAllocator implements AutoCloseable {
 
     /** A request the slabs do not serve; one above the largest class may first need room under the budget. */
     private ByteBuffer outsideServedRange(final int capacity) {
-        if (closed) {
-            return accounting.fallback(capacity, "closed");
-        }
-        if (capacity > maxCapacity) {
+        if (!closed && capacity > maxCapacity) {
             reaper.relieveBudgetFor(capacity);
         }
-        return accounting.fallback(capacity, "size outside the served range");
+        return accounting.fallback(capacity, closed ? "closed" : "size outside the served range");
     }
 
     /**
@@ -338,14 +333,14 @@ public final class SlabAllocator implements AutoCloseable {
 
     /**
      * The free hit path, for every release of a slab block ({@code known}: the chunk holding
-     * {@code address} when the caller found it). May run on any thread: the slab's owner is read
-     * with acquire semantics and a free on a foreign thread goes to the owner ({@link ThreadCache#freeRemote}).
-     * A hit costs: one {@code ThreadLocal} lookup, the chunk lookup (one volatile array load and a
-     * shift when not known), two plain array loads (head page, counters word) and one of the cache
-     * table, one acquire load (owner), two plain statistics stores, zeroing when frees zero, the
-     * magazine's {@code count} load and store and one {@code rounds} store; no lock, no atomic, no
-     * allocation. Before it, a tracked buffer's release ran the JDK's cleaner, which takes the JDK's
-     * global cleaner lock to unlink itself.
+     * {@code address}, when the caller found it). Any thread: the slab's owner is read with acquire
+     * semantics; a free on a foreign thread goes to the owner ({@link ThreadCache#freeRemote}), a
+     * virtual thread's to its carrier's magazines. A hit costs: one {@code ThreadLocal} lookup, the
+     * chunk lookup when not known (a volatile load, a hash probe), two plain loads (head page, counters
+     * word) and one of the cache table, one acquire load (owner), two plain statistics stores, zeroing
+     * when frees zero, a magazine push; no lock, no atomic, no allocation. Before it, a tracked
+     * buffer's cleaner ran: with the owned lifecycle, one CAS of its own ({@link Release}); else the
+     * JDK's cleaner, which takes the JDK's global cleaner lock to unlink itself.
      */
     void release(final long address, final int capacity, final Chunk known) {
         try {
@@ -355,13 +350,16 @@ public final class SlabAllocator implements AutoCloseable {
             // unlocked reads (package documentation, "Locks and races"): the cache id never changes
             // while the slab exists, and the slab cannot be freed while this object is handed out
             final int cls = CacheTable.get(Counters.cacheId(c.counters[head])).classIndex;
-            tc.countFree(cls, capacity);
             final int owner = c.ownerAcquire(head);
             if (Debug.ON && Debug.refuses(tc, cls, address, capacity)) {
                 accounting.doubleFrees.increment();
                 return;
             }
             if (tc.kind != ThreadCache.CACHING || tc.busy) {
+                if (tc == registry.virtual && sharedTier.freeVirtual(cls, address, capacity, owner)) {
+                    return; // kept in the carrier's magazines
+                }
+                tc.countFree(cls, capacity);
                 if (owner != 0) {
                     tc.freeRemote(owner, address); // GC cleaner, virtual thread, or inside a slow path
                 } else {
@@ -369,6 +367,7 @@ public final class SlabAllocator implements AutoCloseable {
                 }
                 return;
             }
+            tc.countFree(cls, capacity);
             if (owner != 0 && owner != tc.id) {
                 tc.freeRemote(owner, address);
                 return;

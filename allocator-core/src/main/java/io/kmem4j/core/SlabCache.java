@@ -27,6 +27,16 @@ final class SlabCache {
     final int magazineRounds;
     final int slabPages;
     final int objectsPerSlab;
+    /**
+     * {@code ceil(2^INDEX_SHIFT / objectSize)}: {@code offset / objectSize == (offset * indexMagic) >>> INDEX_SHIFT}
+     * for every offset inside a slab (below 2^22, a slab being at most 64 pages of 64 KiB) and every
+     * object size up to 2^20 (Granlund and Montgomery's division by invariant integers): the slab index
+     * of an object without a division on the allocation path.
+     */
+    final long indexMagic;
+    /** Objects wait all-zero (zero-on-free): a slab zeroes an object the first time it hands it out. */
+    final boolean zeroOnFree;
+    static final int INDEX_SHIFT = 42;
     final String name;
     final ReentrantLock lock = new ReentrantLock();
 
@@ -51,15 +61,19 @@ final class SlabCache {
      * @param objectSize bytes per object
      * @param config     magazine rounds and depot size
      * @param pages      where new slabs come from
+     * @param zeroOnFree objects wait all-zero (then a slab zeroes each object on its first hand-out)
      */
-    SlabCache(final int classIndex, final int objectSize, final SlabAllocatorConfig config, final PageHeap pages) {
+    SlabCache(final int classIndex, final int objectSize, final SlabAllocatorConfig config, final PageHeap pages,
+              final boolean zeroOnFree) {
         this.pages = pages;
+        this.zeroOnFree = zeroOnFree;
         this.classIndex = classIndex;
         this.objectSize = objectSize;
         this.slabPages = SizeClasses.slabPages(objectSize);
         this.objectsPerSlab = (int) Math.min(Counters.MAX_OBJECTS,
             ((long) slabPages * SlabAllocatorConfig.PAGE_SIZE_BYTES) / objectSize);
         this.name = "kmem4j-" + objectSize;
+        this.indexMagic = ((1L << INDEX_SHIFT) + objectSize - 1) / objectSize;
         this.magazineRounds = magazineRounds(config.magazineRounds(), objectSize);
         this.depot = new Depot(config.depotMagazines(), magazineRounds);
         this.id = CacheTable.register(this);

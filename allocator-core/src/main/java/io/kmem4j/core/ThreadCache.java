@@ -199,6 +199,33 @@ final class ThreadCache {
         }
     }
 
+    /**
+     * Keeps an object without waiting for anything (a virtual thread on this carrier's cache): a push,
+     * or a swap with an empty previous magazine.
+     *
+     * @return false when both magazines are full (nothing changed)
+     */
+    boolean keepWithoutWaiting(final int cls, final long address) {
+        final Magazine m = loaded[cls];
+        if (!m.isFull()) {
+            m.push(address);
+            return true;
+        }
+        final Magazine p = previous[cls];
+        if (!p.isEmpty()) {
+            return false;
+        }
+        loaded[cls] = p;
+        previous[cls] = m;
+        p.push(address);
+        return true;
+    }
+
+    /** @return the cache of size class {@code cls}. */
+    SlabCache cache(final int cls) {
+        return caches[cls];
+    }
+
     /** Debug mode: is {@code address} already waiting in this thread's magazines of {@code cls}? */
     boolean holds(final int cls, final long address) {
         for (final Magazine m : new Magazine[] {loaded[cls], previous[cls]}) {

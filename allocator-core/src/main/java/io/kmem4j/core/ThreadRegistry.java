@@ -33,6 +33,8 @@ final class ThreadRegistry {
     private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 
     private final ThreadLocal<ThreadCache> local = new ThreadLocal<>();
+    /** The carrier's cache as seen from a virtual thread (JDK 21+, see {@link Carriers}); {@code null} when unavailable. */
+    private final ThreadLocal<ThreadCache> carrierLocal = Carriers.newLocal();
     private final Map<Thread, ThreadCache> byThread = new ConcurrentHashMap<>();
     private final Object lock = new Object();
     private final SlabCache[] caches;
@@ -48,8 +50,10 @@ final class ThreadRegistry {
 
     /** The GC cleaner thread's cache ({@link ThreadCache#DEFERRING}). */
     final ThreadCache gc;
-    /** Every virtual thread's cache ({@link ThreadCache#SHARED}). */
+    /** Every virtual thread's cache ({@link ThreadCache#SHARED}); also the cache of threads new after close. */
     final ThreadCache shared;
+    /** What virtual threads get from {@link #current()} ({@link ThreadCache#SHARED}): they are served from their carrier's cache. */
+    final ThreadCache virtual;
     /** The reaper's and {@code trim()} callers' cache ({@link ThreadCache#SHARED}; never holds objects). */
     final ThreadCache reaper;
 
@@ -59,6 +63,7 @@ final class ThreadRegistry {
         this.retired = new long[ThreadCache.SCALARS + caches.length * ThreadCache.CLASS_STRIDE];
         this.gc = register(null, ThreadCache.DEFERRING);
         this.shared = register(null, ThreadCache.SHARED);
+        this.virtual = carrierLocal == null ? shared : register(null, ThreadCache.SHARED);
         this.reaper = register(null, ThreadCache.SHARED);
     }
 
@@ -72,17 +77,46 @@ final class ThreadRegistry {
     private ThreadCache attach(final Thread t) {
         ThreadCache tc = byThread.get(t);
         if (tc == null) {
-            if (isVirtual(t) || closed) {
+            if (closed) {
                 tc = shared;
+            } else if (isVirtual(t)) {
+                tc = virtual;
             } else if (JdkInternals.isGcCleanerThread(t)) {
                 tc = gc;
             } else {
-                tc = register(t, ThreadCache.CACHING);
-                byThread.put(t, tc);
+                tc = byThread.computeIfAbsent(t, p -> register(p, ThreadCache.CACHING));
             }
         }
         local.set(tc);
         return tc;
+    }
+
+    /**
+     * For a virtual thread: the cache of the carrier it runs on now (registered on first use), whose
+     * magazines it may pop or push until it next blocks (see {@link Carriers}).
+     *
+     * @return the carrier's cache, or {@code null} (unavailable, closed, or the thread moved to
+     *         another carrier while the cache was being registered: use the shared tier this time)
+     */
+    ThreadCache carrierCache() {
+        final ThreadLocal<ThreadCache> cl = carrierLocal;
+        if (cl == null || closed) {
+            return null;
+        }
+        final ThreadCache tc = cl.get();
+        if (tc != null) {
+            return tc;
+        }
+        final Thread carrier = Carriers.current();
+        if (carrier == null) {
+            return null;
+        }
+        final ThreadCache registered = byThread.computeIfAbsent(carrier, p -> register(p, ThreadCache.CACHING));
+        if (Carriers.current() != carrier) {
+            return null; // registering blocked and this virtual thread moved: the cache is not this carrier's
+        }
+        cl.set(registered);
+        return registered;
     }
 
     /** Registers a cache for {@code t} (or a shared kind for {@code null}); package-private for tests. */

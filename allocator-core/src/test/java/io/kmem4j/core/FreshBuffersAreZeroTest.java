@@ -177,4 +177,31 @@ class FreshBuffersAreZeroTest {
             }
         }
     }
+
+    /**
+     * A new chunk is not zeroed when it is taken from the JDK (memory the application never uses
+     * stays out of RSS): each object is zeroed the first time a slab hands it out. The chunk's memory
+     * is filled with garbage here before anything is carved from it.
+     */
+    @ParameterizedTest(name = "zeroOnFree={0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void objectsOfAChunkNeverUsedAreZeroedOnTheirFirstHandOut(final boolean zeroOnFree) {
+        try (SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().zeroOnFree(zeroOnFree)
+            .reapIntervalMillis(60_000).build())) {
+            a.pages.grow(a.pages.snapshot());
+            final Chunk c = a.pages.snapshot()[0];
+            org.agrona.UnsafeApi.setMemory(c.base, c.size, (byte) 0x5A);
+            final List<ByteBuffer> all = new ArrayList<>();
+            for (final int size : new int[] {64, 256, 1000, 4096, 20_000, 65_536}) {
+                for (int i = 0; i < 40; i++) {
+                    final ByteBuffer b = i % 2 == 0 ? a.allocate(size) : a.allocateExplicit(size);
+                    assertThat(a.owns(b)).isTrue();
+                    assertThat(firstNot(b, (byte) 0)).as("first non-zero byte of a fresh %d B buffer", size).isEqualTo(-1);
+                    all.add(b);
+                }
+            }
+            assertThat(a.pages.snapshot()[0]).as("carved from the garbage-filled chunk").isSameAs(c);
+            all.forEach(a::free);
+        }
+    }
 }

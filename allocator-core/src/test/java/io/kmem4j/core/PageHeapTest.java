@@ -54,7 +54,7 @@ class PageHeapTest {
     }
 
     private PageHeap heap(final int retainedEmptyChunks) {
-        final PageHeap h = new PageHeap(CHUNK, retainedEmptyChunks, false);
+        final PageHeap h = new PageHeap(CHUNK, retainedEmptyChunks);
         heaps.add(h);
         return h;
     }
@@ -261,16 +261,24 @@ class PageHeapTest {
         assertThat(again).isNotSameAs(s);
     }
 
+    /**
+     * A chunk left empty is kept until it stayed empty for the decay (the reaper's interval): the
+     * chunks a collection's burst of frees empties are usually needed again at once, and releasing
+     * and growing them again cost the GC-only workload 754 chunk grows in 5 s.
+     */
     @Test
-    void freeSlabReleasesTheEmptiedChunkWhenNoneIsRetained() {
+    void freeSlabKeepsTheEmptiedChunkUntilItDecays() {
         final PageHeap h = heap(0);
         h.grow(h.snapshot());
         final Chunk c = h.snapshot()[0];
         final Slab s = carve(h, one);
         final Slab t = carve(h, one);
         h.freeSlab(s);
-        assertThat(h.chunkCount()).as("chunk still holds a slab").isEqualTo(1);
         h.freeSlab(t);
+        assertThat(h.chunkCount()).as("empty, not yet decayed").isEqualTo(1);
+        assertThat(h.releaseDecayedChunks(0, 3_600_000_000_000L)).as("released before an hour of emptiness").isZero();
+        assertThat(h.chunkCount()).isEqualTo(1);
+        assertThat(h.releaseDecayedChunks(0, 0)).isEqualTo(RESERVED);
         assertThat(h.chunkCount()).isZero();
         assertThat(h.reservedBytes()).isZero();
         assertThat(h.chunksReleased()).isEqualTo(1);
@@ -284,6 +292,7 @@ class PageHeapTest {
         h.grow(h.snapshot());
         final Chunk c = h.snapshot()[0];
         h.freeSlab(carve(h, two));
+        assertThat(h.releaseDecayedChunks(1, 0)).as("the retained one stays, decayed or not").isZero();
         assertThat(h.chunkCount()).isEqualTo(1);
         assertThat(h.chunksReleased()).isZero();
         assertThat(h.reservedBytes()).isEqualTo(RESERVED);
@@ -293,7 +302,7 @@ class PageHeapTest {
     }
 
     @Test
-    void freeSlabReleasesASecondEmptyChunkBeyondTheRetainedOne() {
+    void decayReleasesEmptyChunksBeyondTheRetainedOneKeepingTheFirst() {
         final PageHeap h = heap(1);
         h.grow(h.snapshot());
         h.grow(h.snapshot());
@@ -303,27 +312,46 @@ class PageHeapTest {
         assertThat(s0.chunk).isSameAs(cs[0]);
         assertThat(s1.chunk).isSameAs(cs[1]);
         h.freeSlab(s1);
-        assertThat(h.chunkCount()).as("one empty chunk is retained").isEqualTo(2);
         h.freeSlab(s0);
-        assertThat(h.chunkCount()).as("two empty chunks, one retained").isEqualTo(1);
-        assertThat(h.snapshot()).containsExactly(cs[0]);
+        assertThat(h.chunkCount()).as("both kept until they decay").isEqualTo(2);
+        h.releaseDecayedChunks(1, 0);
+        assertThat(h.snapshot()).as("two empty chunks, one retained").containsExactly(cs[0]);
         assertThat(h.chunksReleased()).isEqualTo(1);
         assertThat(h.reservedBytes()).isEqualTo(RESERVED);
         assertThat(h.map.find(cs[1].base)).isNull();
     }
 
     @Test
-    void freeSlabReleasesOnlyTheChunkItEmptied() {
+    void decayReleasesOnlyChunksThatStayedEmptyLongEnough() {
         final PageHeap h = heap(0);
         h.grow(h.snapshot());
         h.grow(h.snapshot());
+        h.grow(h.snapshot());
         final Chunk[] cs = h.snapshot();
-        final Slab s0 = carve(h, four);
-        final Slab s1 = carve(h, two);
-        assertThat(s1.chunk).isSameAs(cs[1]);
-        h.freeSlab(s1);
-        assertThat(h.snapshot()).as("only the emptied chunk goes").containsExactly(cs[0]);
-        assertThat(s0.chunk.usedPages()).isEqualTo(4);
+        final Slab inUse = carve(h, four);
+        final Slab early = carve(h, four);
+        final Slab late = carve(h, four);
+        assertThat(List.of(inUse.chunk, early.chunk, late.chunk)).containsExactly(cs[0], cs[1], cs[2]);
+        h.freeSlab(early);
+        h.freeSlab(late);
+        cs[1].emptySinceNanos -= 10_000_000_000L; // empty for 10 s
+        h.releaseDecayedChunks(0, 5_000_000_000L);
+        assertThat(h.snapshot()).as("the one empty for 10 s goes, the fresh one and the used one stay")
+            .containsExactly(cs[0], cs[2]);
+        assertThat(inUse.chunk.usedPages()).isEqualTo(4);
+    }
+
+    @Test
+    void aDecayedChunkKeptForRetentionIsTheFreshestEmptyOne() {
+        final PageHeap h = heap(1);
+        h.grow(h.snapshot());
+        h.grow(h.snapshot());
+        final Chunk[] cs = h.snapshot();
+        h.freeSlab(carve(h, four));
+        h.freeSlab(carve(h, four));
+        cs[0].emptySinceNanos -= 10_000_000_000L;
+        h.releaseDecayedChunks(1, 5_000_000_000L);
+        assertThat(h.snapshot()).as("retention keeps the fresh empty chunk; the decayed one goes").containsExactly(cs[1]);
     }
 
     // ---- releaseEmptyChunks -------------------------------------------------------------------------
@@ -393,6 +421,8 @@ class PageHeapTest {
         assertThat(h.chunkCount()).isEqualTo(1);
         assertThat(h.reservedBytes()).isEqualTo(RESERVED);
         h.freeSlab(s);
+        assertThat(h.chunkCount()).as("the emptied chunk waits for its decay").isEqualTo(1);
+        h.releaseEmptyChunks(0);
         assertThat(h.chunkCount()).isZero();
         assertThat(h.reservedBytes()).isZero();
         assertThat(h.chunksAllocated()).isEqualTo(2);

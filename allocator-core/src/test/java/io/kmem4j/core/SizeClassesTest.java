@@ -165,4 +165,22 @@ class SizeClassesTest {
             }
         }
     }
+
+    /** Slab.indexOf divides by multiplying: exact for every object size and every offset inside a slab. */
+    @org.junit.jupiter.api.Test
+    void theSlabIndexMagicDividesExactlyForEveryClassAndOffset() {
+        final SizeClasses classes = new SizeClasses(1 << 20);
+        for (int c = 0; c < classes.count(); c++) {
+            final int size = classes.size(c);
+            final long magic = ((1L << SlabCache.INDEX_SHIFT) + size - 1) / size;
+            final long slabBytes = (long) SizeClasses.slabPages(size) * SlabAllocatorConfig.PAGE_SIZE_BYTES;
+            for (long offset = 0; offset < slabBytes; offset += 8) {
+                final long expected = offset / size;
+                final long actual = (offset * magic) >>> SlabCache.INDEX_SHIFT;
+                if (actual != expected) {
+                    org.assertj.core.api.Assertions.fail("size %d offset %d: %d, not %d", size, offset, actual, expected);
+                }
+            }
+        }
+    }
 }

@@ -138,6 +138,8 @@ class SlabCacheTest {
         assertThat(s.inuse()).isZero();
         assertThat(c.slabs).as("the emptied slab became the spare, which shrink freed").isZero();
         assertThat(c.slabsFreed).isEqualTo(1);
+        assertThat(a.pages.chunkCount()).as("the emptied chunk waits for its decay").isEqualTo(1);
+        a.pages.releaseEmptyChunks(0);
         assertThat(a.pages.chunkCount()).isZero();
     }
 

@@ -29,6 +29,7 @@ import net.bytebuddy.jar.asm.Type;
  *       public static volatile Predicate releaseThenOriginal; // the same for +original releases (see pool.PoolReleaseAdvice)
  *       public static volatile BiFunction resize;      // pool resize: (ByteBuffer, Long) -> see pool.PoolResizeAdvice
  *       public static volatile BiConsumer resized;     // pool resize done: (what resize answered, the body's result or null)
+ *       public static volatile Object cleanerMark;     // the mark of kmem4j's cleaners outside the JDK's list (see CleanerAdvice)
  *       public static ByteBuffer allocateDirectJdk(int capacity) { return new DirectByteBuffer(capacity); }
  *   }
  * </pre>
@@ -47,6 +48,7 @@ public final class BootstrapBridge {
     static final String RELEASE_THEN_ORIGINAL = "releaseThenOriginal";
     static final String RESIZE = "resize";
     static final String RESIZED = "resized";
+    static final String CLEANER_MARK = "cleanerMark";
     public static final String JDK_ALLOCATE = "allocateDirectJdk";
 
     /** The bridge's members, resolved and shape-checked. */
@@ -57,6 +59,7 @@ public final class BootstrapBridge {
         public final Field releaseThenOriginal;
         public final Field resize;
         public final Field resized;
+        public final Field cleanerMark;
         public final Method allocateDirectJdk;
 
         private Members(final Class<?> bridge) throws ReflectiveOperationException {
@@ -66,6 +69,7 @@ public final class BootstrapBridge {
             releaseThenOriginal = field(bridge, RELEASE_THEN_ORIGINAL, Predicate.class);
             resize = field(bridge, RESIZE, BiFunction.class);
             resized = field(bridge, RESIZED, BiConsumer.class);
+            cleanerMark = field(bridge, CLEANER_MARK, Object.class);
             allocateDirectJdk = bridge.getMethod(JDK_ALLOCATE, int.class);
         }
 
@@ -97,6 +101,7 @@ public final class BootstrapBridge {
         cw.visitField(psv, RELEASE_THEN_ORIGINAL, Type.getDescriptor(Predicate.class), null, null).visitEnd();
         cw.visitField(psv, RESIZE, Type.getDescriptor(BiFunction.class), null, null).visitEnd();
         cw.visitField(psv, RESIZED, Type.getDescriptor(BiConsumer.class), null, null).visitEnd();
+        cw.visitField(psv, CLEANER_MARK, Type.getDescriptor(Object.class), null, null).visitEnd();
         final MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, JDK_ALLOCATE,
             "(I)Ljava/nio/ByteBuffer;", null, null);
         mv.visitCode();

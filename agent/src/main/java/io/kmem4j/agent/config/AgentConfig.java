@@ -34,6 +34,7 @@ public final class AgentConfig {
     static final String SUMMARY = "summary";
     static final String LOG_LEVEL = "logLevel";
     static final String CONFIG_FILE = "configFile";
+    static final String OWNED_LIFECYCLE = "ownedLifecycle";
     static final String PRESETS = "presets";
     static final String POOLS = "pools";
     static final String EXCLUDE_CALLERS = "excludeCallers";
@@ -49,6 +50,8 @@ public final class AgentConfig {
     public final boolean enabled;
     public final boolean summary;
     public final String logLevel;
+    /** Keep tracked buffers' JDK cleaners out of the JDK's list ({@code ownedLifecycle}, default true). */
+    public final boolean ownedLifecycle;
     public final SlabAllocatorConfig allocator;
     /** The pools kmem4j serves: the presets' first, then {@code pools}. */
     public final java.util.List<PoolSpec> pools;
@@ -62,11 +65,12 @@ public final class AgentConfig {
     public final java.util.List<String> unknownSystemProperties = new java.util.ArrayList<>();
 
     private AgentConfig(final boolean enabled, final boolean summary, final String logLevel,
-                        final SlabAllocatorConfig allocator, final java.util.List<PoolSpec> pools,
+                        final boolean ownedLifecycle, final SlabAllocatorConfig allocator, final java.util.List<PoolSpec> pools,
                         final java.util.List<String> excludeCallers, final Map<String, String> effective) {
         this.enabled = enabled;
         this.summary = summary;
         this.logLevel = logLevel;
+        this.ownedLifecycle = ownedLifecycle;
         this.allocator = allocator;
         this.pools = pools;
         this.excludeCallers = excludeCallers;
@@ -116,6 +120,7 @@ public final class AgentConfig {
         boolean enabled = true;
         boolean summary = false;
         String logLevel = "info";
+        boolean ownedLifecycle = true;
         final java.util.List<PoolSpec> presets = new java.util.ArrayList<>();
         final java.util.List<PoolSpec> userPools = new java.util.ArrayList<>();
         final java.util.List<String> excludeCallers = new java.util.ArrayList<>();
@@ -133,6 +138,9 @@ public final class AgentConfig {
                     break;
                 case LOG_LEVEL:
                     logLevel = parseLevel(key, value);
+                    break;
+                case OWNED_LIFECYCLE:
+                    ownedLifecycle = parseBoolean(key, value);
                     break;
                 case PRESETS:
                     presets.addAll(parseList(key, value, Presets::resolve,
@@ -163,16 +171,18 @@ public final class AgentConfig {
         effective.put(ENABLED, Boolean.toString(enabled));
         effective.put(SUMMARY, Boolean.toString(summary));
         effective.put(LOG_LEVEL, logLevel);
+        effective.put(OWNED_LIFECYCLE, Boolean.toString(ownedLifecycle));
         effective.putAll(allocator.asMap());
         effective.putAll(lists);
         final java.util.List<PoolSpec> pools = new java.util.ArrayList<>(presets);
         pools.addAll(userPools);
-        return new AgentConfig(enabled, summary, logLevel, allocator, java.util.List.copyOf(pools),
+        return new AgentConfig(enabled, summary, logLevel, ownedLifecycle, allocator, java.util.List.copyOf(pools),
             java.util.List.copyOf(excludeCallers), Collections.unmodifiableMap(effective));
     }
 
     public static Iterable<String> knownKeys() {
-        final java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of(ENABLED, SUMMARY, LOG_LEVEL, CONFIG_FILE));
+        final java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of(ENABLED, SUMMARY, LOG_LEVEL, CONFIG_FILE,
+            OWNED_LIFECYCLE));
         keys.addAll(SlabAllocatorConfig.keys());
         keys.add(PRESETS);
         keys.add(POOLS);

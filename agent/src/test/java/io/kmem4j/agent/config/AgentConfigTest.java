@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.entry;
 
 class AgentConfigTest {
-    private static final String ALL_KNOWN = "enabled, summary, logLevel, configFile, chunkSizeBytes, "
+    private static final String ALL_KNOWN = "enabled, summary, logLevel, configFile, ownedLifecycle, chunkSizeBytes, "
         + "maxSizeClassBytes, minCapacityBytes, magazineRounds, depotMagazines, retainedEmptyChunks, "
         + "reapIntervalMillis, zeroOnFree, explicitLeakDetection, siteSampleRate";
 
@@ -108,6 +108,7 @@ class AgentConfigTest {
             entry("enabled", "true"),
             entry("summary", "false"),
             entry("logLevel", "info"),
+            entry("ownedLifecycle", "true"),
             entry("chunkSizeBytes", "4194304"),
             entry("maxSizeClassBytes", "65536"),
             entry("minCapacityBytes", "1"),
@@ -283,7 +284,7 @@ class AgentConfigTest {
     @Test
     void effectiveMapReflectsEverySetting() {
         final AgentConfig c = AgentConfig.load(
-            "enabled=false,summary=true,logLevel=warn,chunkSizeBytes=8m,maxSizeClassBytes=128k,"
+            "enabled=false,summary=true,logLevel=warn,ownedLifecycle=false,chunkSizeBytes=8m,maxSizeClassBytes=128k,"
                 + "minCapacityBytes=0,magazineRounds=64,depotMagazines=4,retainedEmptyChunks=0,reapIntervalMillis=250,"
                 + "zeroOnFree=true,explicitLeakDetection=true,siteSampleRate=100",
             new Properties(), Map.of());
@@ -291,6 +292,7 @@ class AgentConfigTest {
             entry("enabled", "false"),
             entry("summary", "true"),
             entry("logLevel", "warn"),
+            entry("ownedLifecycle", "false"),
             entry("chunkSizeBytes", "8388608"),
             entry("maxSizeClassBytes", "131072"),
             entry("minCapacityBytes", "0"),

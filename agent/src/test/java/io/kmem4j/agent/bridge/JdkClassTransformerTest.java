@@ -13,7 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The class-file version check that keeps a JDK newer than ByteBuddy to one warning. */
-class ByteBufferTransformerTest {
+class JdkClassTransformerTest {
 
     private static byte[] byteBufferClassFile() throws Exception {
         try (InputStream in = ByteBuffer.class.getResourceAsStream("ByteBuffer.class")) {
@@ -30,23 +30,23 @@ class ByteBufferTransformerTest {
 
     @Test
     void thisJdksByteBufferIsReadable() throws Exception {
-        assertThat(ByteBufferTransformer.unreadable(byteBufferClassFile(), false)).isNull();
+        assertThat(JdkClassTransformer.unreadable(byteBufferClassFile(), false)).isNull();
     }
 
     @Test
     void theNewestVersionByteBuddyKnowsIsReadableAndJdk27IsAmongThem() throws Exception {
         final int known = ClassFileVersion.latest().getMajorVersion();
         assertThat(known).as("ByteBuddy must read JDK 27's class files (version 71)").isGreaterThanOrEqualTo(71);
-        assertThat(ByteBufferTransformer.unreadable(withMajorVersion(byteBufferClassFile(), known), false)).isNull();
+        assertThat(JdkClassTransformer.unreadable(withMajorVersion(byteBufferClassFile(), known), false)).isNull();
     }
 
     @Test
     void aNewerClassFileIsNamedWithBothVersions() throws Exception {
         final int newer = ClassFileVersion.latest().getMajorVersion() + 1;
-        assertThat(ByteBufferTransformer.unreadable(withMajorVersion(byteBufferClassFile(), newer), false))
+        assertThat(JdkClassTransformer.unreadable(withMajorVersion(byteBufferClassFile(), newer), false))
             .contains("are version " + newer).contains("up to version " + (newer - 1))
             .contains("JDK " + Runtime.version());
-        assertThat(ByteBufferTransformer.unreadable(byteBufferClassFile(), true))
+        assertThat(JdkClassTransformer.unreadable(byteBufferClassFile(), true))
             .contains("are version " + newer).contains("simulated");
     }
 

@@ -1,0 +1,74 @@
+package io.kmem4j.core;
+
+/**
+ * The owned lifecycle of tracked buffers: their JDK cleaners are kept out of the JDK's global
+ * cleaner list, so neither their birth nor their release takes the JDK-wide monitor every other
+ * direct buffer takes ({@code jdk.internal.ref.Cleaner}'s on JDK 17-25, {@code java.nio.BufferCleaner}'s
+ * list on 26+). Netty measured what that monitor costs a server: avoiding contention on cleaner
+ * registration took a Netty 5 HTTP benchmark from 132k to 380k requests/s (netty/netty#12976).
+ *
+ * <p>Off by default. It needs the JDK cleaner's {@code clean()} rewritten (a java agent's
+ * retransformation, method body only) so that a cleaner carrying {@link #mark()} runs its thunk
+ * without the list; the kmem4j agent does that, checks it, then calls {@link #enable()}. Without
+ * it, tracked buffers keep JDK cleaners in the JDK's list, as every direct buffer has. The
+ * buffers are the same either way: {@code cleaner()} returns a cleaner of the JDK's own type,
+ * {@code Unsafe.invokeCleaner}, {@code cleaner().clean()} and GC release them exactly once, views
+ * keep them alive.
+ *
+ * <p>JVM-wide for this copy of the class; threads: any.
+ */
+public final class OwnedLifecycle {
+    private static volatile boolean enabled;
+
+    private OwnedLifecycle() {
+    }
+
+    /**
+     * @return the object that marks kmem4j's cleaners: a cleaner whose {@code prev} field (JDK
+     *         17-25, {@code jdk.internal.ref.Cleaner}) or {@code node} field (JDK 26+,
+     *         {@code java.nio.BufferCleaner$PhantomCleaner}) is this object is kmem4j's, outside the
+     *         JDK's list; {@code null} when this JDK, or the access given to this module, does not
+     *         allow it ({@link #unavailableReason()})
+     */
+    public static Object mark() {
+        return JdkCleaners.mark();
+    }
+
+    /** @return why the owned lifecycle cannot be used here, or {@code null} when it can. */
+    public static String unavailableReason() {
+        return JdkCleaners.failure();
+    }
+
+    /**
+     * Switches it on: tracked buffers built from now on get cleaners outside the JDK's list. Call
+     * only once the JDK cleaner's {@code clean()} runs a marked cleaner's thunk without the list
+     * (see the class comment); buffers built before keep their JDK-listed cleaners.
+     *
+     * @throws IllegalStateException {@code "owned lifecycle unavailable: ..."} when {@link #mark()} is null
+     */
+    public static void enable() {
+        final String failure = JdkCleaners.failure();
+        if (failure != null) {
+            throw new IllegalStateException("owned lifecycle unavailable: " + failure);
+        }
+        JdkCleaners.startCleaningThread();
+        enabled = true;
+    }
+
+    /** @return true once {@link #enable()} was called. */
+    public static boolean enabled() {
+        return enabled;
+    }
+
+    /**
+     * A check for the caller of {@link #enable()} that the rewrite is in place: a marked cleaner of a
+     * throw-away object is cleaned twice; the JDK's list code must not have run. On JDK 26+ an
+     * unrewritten {@code clean()} would take the mark for a node of its list, so call this only once
+     * the retransformation reported success.
+     *
+     * @return true when the JDK cleaner's {@code clean()} runs marked cleaners without the JDK's list
+     */
+    public static boolean rewriteInPlace() {
+        return JdkCleaners.cleanRunsWithoutTheList();
+    }
+}
