@@ -11,7 +11,8 @@ package io.kmem4j.core;
  *   4 fromDepot        a full magazine for my empty one               cache lock
  *   5 fromSharedSlabs  a few objects of the lowest shared slab, while I am new to this class (cache lock)
  *   6 fromNewSlab      freeze a partial, the spare, or a new slab     cache lock
- *   7 grow             one more chunk from the JDK's budget           no cache lock; may fail at once
+ *   7 grow             first help the JDK run the cleaners GC found (ReferenceProcessing),
+ *                      then one more chunk from the JDK's budget      no cache lock; may fail at once
  *   8 underPressure    the budget is short: drain, give my caches back, trim, try once more
  *   9 (0 returned)     the JDK's own allocateDirect serves the request
  * </pre>
@@ -105,6 +106,7 @@ final class Refill {
             return frozen;
         }
         final SlabCache c = caches[cls];
+        boolean helped = false;
         for (;;) {
             final Chunk[] seen = pages.snapshot();
             c.lock.lock();
@@ -124,6 +126,14 @@ final class Refill {
             }
             if (!mayGrow) {
                 throw new OutOfMemoryError("kmem4j: no free slab and growing is not allowed now");
+            }
+            if (!helped && ReferenceProcessing.help()) {
+                helped = true; // buffers GC found came back before the heap grows: take them in, look again
+                final long a = fromRemoteFrees(tc, cls);
+                if (a != 0) {
+                    return a;
+                }
+                continue;
             }
             pages.grow(seen);
         }
