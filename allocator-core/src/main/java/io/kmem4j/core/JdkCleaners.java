@@ -44,8 +44,10 @@ final class JdkCleaners {
     private static final MethodHandle NEW_CLEANER;
     /** The field carrying the mark: {@code Cleaner.prev} or {@code PhantomCleaner.node}. */
     private static final VarHandle MARK_FIELD;
-    /** The mark: a cleaner (17-25) or a cleaner-list node (26+) of kmem4j's own, never in the JDK's list. */
+    /** This copy's own mark: a cleaner (17-25) or a cleaner-list node (26+), never in the JDK's list. */
     private static final Object MARK;
+    /** The mark cleaners are built with: {@link #MARK}, or another copy's ({@link #useMark}). */
+    private static volatile Object mark;
     /** Offset of {@code DirectByteBuffer.cleaner} (final: set once, before the buffer is published). */
     private static final long BUFFER_CLEANER_OFFSET;
     /** The JDK cleaner's {@code clean()}, (Object cleaner) void. */
@@ -112,6 +114,7 @@ final class JdkCleaners {
         NEW_CLEANER = newCleaner;
         MARK_FIELD = markField;
         MARK = mark;
+        JdkCleaners.mark = mark;
         BUFFER_CLEANER_OFFSET = offset;
         START_CLEANING_THREAD = start;
         CLEAN = clean;
@@ -128,9 +131,22 @@ final class JdkCleaners {
         return FAILURE;
     }
 
-    /** @return the mark (see the class comment), or {@code null} when {@link #failure()} is not. */
+    /** @return this copy's mark (see the class comment), or {@code null} when {@link #failure()} is not. */
     static Object mark() {
         return MARK;
+    }
+
+    /**
+     * Builds cleaners with {@code other} instead of this copy's mark: the mark another copy of kmem4j
+     * (another class loader) rewrote the JDK's {@code clean()} for.
+     *
+     * @throws IllegalArgumentException when {@code other} is not a mark of this JDK's kind
+     */
+    static void useMark(final Object other) {
+        if (MARK == null || other == null || other.getClass() != MARK.getClass()) {
+            throw new IllegalArgumentException("not a cleaner mark of this JDK: " + other);
+        }
+        mark = other;
     }
 
     /** 26+: makes sure the thread that runs cleaners after GC exists (the JDK starts it only in its own register()). */
@@ -165,7 +181,7 @@ final class JdkCleaners {
         } catch (final Throwable t) {
             throw new IllegalStateException(t);
         }
-        MARK_FIELD.set(cleaner, MARK);
+        MARK_FIELD.set(cleaner, mark);
         return cleaner;
     }
 
@@ -202,6 +218,6 @@ final class JdkCleaners {
 
     /** @return true when {@code cleaner} is one {@link #build} made. */
     static boolean isMarked(final Object cleaner) {
-        return MARK != null && cleaner != null && MARK_FIELD.get(cleaner) == MARK;
+        return MARK != null && cleaner != null && MARK_FIELD.get(cleaner) == mark;
     }
 }

@@ -55,6 +55,24 @@ public final class OwnedLifecycle {
         enabled = true;
     }
 
+    /**
+     * Switches it on with the mark another copy of kmem4j in this JVM (another class loader: an agent)
+     * rewrote the JDK cleaner's {@code clean()} for: tracked buffers of this copy then get cleaners
+     * carrying that mark.
+     *
+     * @param installed the other copy's {@link #mark()}
+     * @throws IllegalArgumentException {@code "not a cleaner mark of this JDK: ..."}
+     * @throws IllegalStateException {@code "owned lifecycle unavailable: ..."}
+     */
+    public static void enable(final Object installed) {
+        final String failure = JdkCleaners.failure();
+        if (failure != null) {
+            throw new IllegalStateException("owned lifecycle unavailable: " + failure);
+        }
+        JdkCleaners.useMark(installed);
+        enable();
+    }
+
     /** @return true once {@link #enable()} was called. */
     public static boolean enabled() {
         return enabled;

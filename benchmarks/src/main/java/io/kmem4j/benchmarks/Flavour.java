@@ -16,6 +16,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 
 import io.kmem4j.core.AllocatorStats;
 import io.kmem4j.core.CacheStats;
+import io.kmem4j.core.OwnedLifecycle;
 import io.kmem4j.core.SlabAllocator;
 import io.kmem4j.core.SlabAllocatorConfig;
 import io.netty.buffer.AdaptiveByteBufAllocator;
@@ -62,6 +63,11 @@ abstract class Flavour implements AutoCloseable {
         "nettyPooled", "nettyAdaptive", "unsafe", "floor"};
     /** The flavour that needs the agent in its fork ({@code Report} adds {@code -javaagent}). */
     static final String AGENT = "kmem4jAgent";
+    /**
+     * Flavours whose forks run with the agent ({@code Report} adds {@code -javaagent}): the agent
+     * flavour, and the tracked ones, whose cleaners the agent's rewrite keeps out of the JDK's list.
+     */
+    static final java.util.Set<String> WITH_AGENT = java.util.Set.of(AGENT, "kmem4jTracked", "kmem4jTrackedZeroOnAlloc");
 
     final String name;
     /** Bytes per buffer, or the largest size when a workload mixes sizes. */
@@ -305,7 +311,24 @@ abstract class Flavour implements AutoCloseable {
     /** {@code SlabAllocator.allocate} (buffer with a JDK cleaner) + {@code Unsafe.invokeCleaner}. */
     static final class Kmem4jTracked extends Kmem4j {
         Kmem4jTracked(final String name, final int size, final boolean zeroOnFree) {
-            super(name, size, zeroOnFree);
+            super(name, size, adoptOwnedLifecycle(zeroOnFree));
+        }
+
+        /**
+         * The fork runs with the agent (Report adds {@code -javaagent}), which rewrote the JDK cleaner's
+         * {@code clean()} for its mark: this copy of the allocator builds its cleaners with that mark,
+         * outside the JDK's list, as the agent's own do ({@code OwnedLifecycle}).
+         */
+        private static boolean adoptOwnedLifecycle(final boolean zeroOnFree) {
+            try {
+                final Object mark = Class.forName("java.nio.Kmem4jBridge", false, null).getField("cleanerMark").get(null);
+                if (mark != null && !OwnedLifecycle.enabled()) {
+                    OwnedLifecycle.enable(mark);
+                }
+            } catch (final ReflectiveOperationException | RuntimeException noAgent) {
+                // without the agent: cleaners in the JDK's list
+            }
+            return zeroOnFree;
         }
 
         @Override

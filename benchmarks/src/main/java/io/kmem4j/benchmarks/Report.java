@@ -338,15 +338,16 @@ public final class Report {
                     continue;
                 }
                 final List<String> al = params.get("allocator");
-                final List<String> plain = al.stream().filter(a -> !a.equals(Flavour.AGENT)).toList();
+                final List<String> plain = al.stream().filter(a -> !Flavour.WITH_AGENT.contains(a)).toList();
+                final List<String> withAgent = al.stream().filter(Flavour.WITH_AGENT::contains).toList();
                 if (!plain.isEmpty()) {
                     final Map<String, List<String>> p = new LinkedHashMap<>(params);
                     p.put("allocator", plain);
                     plans.add(new Plan(c, m, p, false));
                 }
-                if (al.contains(Flavour.AGENT)) {
+                if (!withAgent.isEmpty()) {
                     final Map<String, List<String>> p = new LinkedHashMap<>(params);
-                    p.put("allocator", List.of(Flavour.AGENT));
+                    p.put("allocator", withAgent);
                     plans.add(new Plan(c, m, p, true));
                 }
             }
@@ -387,7 +388,7 @@ public final class Report {
             throw new IllegalArgumentException("nothing selected");
         }
         if (plans.stream().anyMatch(Plan::agent) && !Files.isRegularFile(agentJar)) {
-            throw new IllegalArgumentException("allocator " + Flavour.AGENT + " needs the agent jar " + agentJar
+            throw new IllegalArgumentException("allocators " + Flavour.WITH_AGENT + " need the agent jar " + agentJar
                 + ": build it with ./mvnw -B -q -pl agent -am -DskipTests package, or leave the allocator out");
         }
         Files.createDirectories(resultsDir);
@@ -620,7 +621,8 @@ public final class Report {
         b.append("- `kmem4jAgent`: the same code, in a fork started with `-javaagent:agent/target/kmem4j-agent.jar`:")
             .append(" the agent rewrote `allocateDirect`, default configuration.\n");
         b.append("- `kmem4jTracked`: `SlabAllocator.allocate` (buffer with a JDK cleaner) + `Unsafe.invokeCleaner`,")
-            .append(" default configuration (`zeroOnFree=true`).\n");
+            .append(" default configuration (`zeroOnFree=true`), in a fork with the agent, whose rewrite of the JDK")
+            .append(" cleaner's `clean()` keeps the cleaners out of the JDK's list (the owned lifecycle).\n");
         b.append("- `kmem4jExplicit`: `SlabAllocator.allocateExplicit` (no cleaner) + `SlabAllocator.free`.\n");
         b.append("- `kmem4jTrackedZeroOnAlloc`, `kmem4jExplicitZeroOnAlloc` (ring, `--full` only): `zeroOnFree=false`.\n");
         b.append("- `nettyPooled`: `PooledByteBufAllocator.DEFAULT.directBuffer(size, size)` + `release()`.\n");
