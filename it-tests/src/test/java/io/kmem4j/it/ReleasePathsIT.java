@@ -22,8 +22,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code cleaner().clean()} (its type is {@code jdk.internal.ref.Cleaner} on 17-25 and
  * {@code sun.nio.Cleaner} on 26+), GC (on the "Reference Handler" thread on 17-25, on
  * {@code java.nio.BufferCleaner}'s on 26+, counted as {@code GcFrees}), and Netty 4.1's and 4.2's
- * {@code PlatformDependent.freeDirectBuffer}. Without the agent the program must run the same paths
- * cleanly.
+ * {@code PlatformDependent.freeDirectBuffer}; and views ({@code duplicate}, {@code slice},
+ * {@code asReadOnlyBuffer}, {@code asLongBuffer}) keep a dropped root's memory and contents through GC
+ * and reuse, a view is refused by {@code invokeCleaner}, and the root is freed once when the views go.
+ * With the agent's owned lifecycle (default) these are the JDK cleaners outside the JDK's list, on
+ * both families (17-25 and 26+). Without the agent the program must run the same paths cleanly.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class ReleasePathsIT {
@@ -51,7 +54,7 @@ class ReleasePathsIT {
         AppRun plain = AppRun.run(jdk, label + "-plain", flags, cp, APP, RUN_TIMEOUT);
         assertThat(plain.exit()).as("exit code of %s (the JDK alone)\n%s", plain, plain.description()).isZero();
         assertThat(plain.stdout().stream().filter(l -> l.startsWith("release-paths: ")))
-                .as("every path ran on the JDK alone\n%s", plain.description()).hasSize(EXPLICIT_PATHS.size() + 2);
+                .as("every path ran on the JDK alone\n%s", plain.description()).hasSize(EXPLICIT_PATHS.size() + 3);
 
         List<String> agentFlags = new ArrayList<>(flags);
         agentFlags.add(AppRun.javaagent(null));
@@ -62,6 +65,7 @@ class ReleasePathsIT {
             expected.add("release-paths: " + path + " served=1 frees=1 explicit=1 gc=0 again=0 againExplicit=0");
         }
         expected.add("release-paths: GC served=1 frees=1 explicit=0 gc=1 again=0 againExplicit=0");
+        expected.add("release-paths: views gcWhileViewsLive=0 contentsKept=true viewRefused=true gcAfterViewsDropped=1");
         expected.add("release-paths: done doubleFrees=0 interceptorFailures=0");
         assertThat(agent.stdout().stream().filter(l -> l.startsWith("release-paths: ")))
                 .as("each path freed its kmem4j buffer once, the second release nothing\n%s", agent.description())

@@ -16,6 +16,10 @@ import java.util.Map;
  *       {@code --add-exports java.base/jdk.internal.misc=ALL-UNNAMED});</li>
  *   <li>{@code ((DirectBuffer) b).cleaner().clean()} (older libraries; {@link Cleaners#cleanerCleanExports});</li>
  *   <li>GC (the buffer dropped, {@code System.gc()} until it was cleaned, at most 30 s);</li>
+ *   <li>views keep the memory: the root filled with {@code 0xAB} and dropped while a {@code duplicate},
+ *       a {@code slice}, an {@code asReadOnlyBuffer} and an {@code asLongBuffer} live; after GC and new
+ *       buffers filled with {@code 0xFF} every view still reads {@code 0xAB} and nothing was freed; the
+ *       views dropped, GC frees the block once;</li>
  *   <li>Netty's {@code PlatformDependent.freeDirectBuffer} (Netty on the class path; Netty 4.2 on
  *       JDK 24+ needs {@code -Dio.netty.noUnsafe=false} for it, else it refuses a JDK buffer).</li>
  * </ol>
@@ -48,6 +52,7 @@ public final class ReleasePathsApp {
             }
         });
         failed |= gc(); // before Netty, whose start-up drops direct buffers of its own
+        failed |= views();
         PlatformDependent.hasUnsafe(); // Netty's start-up allocations before the path's first reading
         failed |= path("PlatformDependent.freeDirectBuffer", PlatformDependent::freeDirectBuffer);
         Map<String, Long> end = BeanReads.freshAllocator(COUNTERS);
@@ -105,6 +110,67 @@ public final class ReleasePathsApp {
                 + " frees=" + delta(before, after, "Frees") + " explicit="
                 + delta(before, after, "ExplicitFrees") + " gc=" + delta(before, after, "GcFrees") + " again=0 againExplicit=0");
         return false;
+    }
+
+    private static boolean views() throws Exception {
+        Map<String, Long> before = BeanReads.freshAllocator(COUNTERS);
+        ByteBuffer root = ByteBuffer.allocateDirect(SIZE);
+        for (int i = 0; i < SIZE; i++) {
+            root.put(i, (byte) 0xAB);
+        }
+        java.util.List<java.nio.Buffer> views = new java.util.ArrayList<>(java.util.List.of(root.duplicate(),
+                root.slice(16, 256), root.asReadOnlyBuffer(), root.asLongBuffer()));
+        java.lang.ref.ReferenceQueue<ByteBuffer> queue = new java.lang.ref.ReferenceQueue<>();
+        java.lang.ref.PhantomReference<ByteBuffer> ref = new java.lang.ref.PhantomReference<>(root, queue);
+        root = null;
+        for (int round = 0; round < 10; round++) {
+            System.gc();
+            Thread.sleep(20);
+            ByteBuffer other = ByteBuffer.allocateDirect(SIZE);
+            for (int i = 0; i < SIZE; i++) {
+                other.put(i, (byte) 0xFF);
+            }
+            Cleaners.invokeCleaner(other);
+        }
+        Map<String, Long> whileViewsLive = BeanReads.freshAllocator(COUNTERS);
+        boolean kept = true;
+        for (java.nio.Buffer v : views) {
+            if (v instanceof ByteBuffer) {
+                ByteBuffer bv = (ByteBuffer) v;
+                for (int i = 0; i < bv.capacity(); i++) {
+                    kept &= bv.get(i) == (byte) 0xAB;
+                }
+            } else {
+                java.nio.LongBuffer lv = (java.nio.LongBuffer) v;
+                for (int i = 0; i < lv.capacity(); i++) {
+                    kept &= lv.get(i) == 0xABABABABABABABABL;
+                }
+            }
+        }
+        boolean viewRefused;
+        try {
+            Cleaners.invokeCleaner((ByteBuffer) views.get(0));
+            viewRefused = false;
+        } catch (IllegalArgumentException expected) {
+            viewRefused = "duplicate or slice".equals(expected.getMessage());
+        }
+        views.clear();
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        Map<String, Long> after = whileViewsLive;
+        while (System.nanoTime() - deadline < 0) {
+            System.gc();
+            Thread.sleep(50);
+            after = BeanReads.freshAllocator(COUNTERS);
+            if (queue.poll() != null && (before.isEmpty() || after.get("GcFrees") > whileViewsLive.get("GcFrees"))) {
+                break;
+            }
+        }
+        ref.clear();
+        // the ten "other" buffers come and go in between: count the root's frees by GcFrees only
+        System.out.println("release-paths: views gcWhileViewsLive=" + delta(before, whileViewsLive, "GcFrees")
+                + " contentsKept=" + kept + " viewRefused=" + viewRefused + " gcAfterViewsDropped="
+                + delta(whileViewsLive, after, "GcFrees"));
+        return !kept || !viewRefused;
     }
 
     private static String delta(Map<String, Long> from, Map<String, Long> to, String counter) {
