@@ -105,7 +105,7 @@ class DynamicAttachIT {
         assertThat(run.exit()).as("exit code of %s\n%s", run, run.description()).isZero();
         assertThat(run.stderr()).as("stderr of %s\n%s", run, run.description())
                 .noneMatch(l -> l.startsWith("WARNING:")).noneMatch(l -> l.contains("EnableDynamicAgentLoading"))
-                .anyMatch(l -> l.startsWith("[kmem4j] INFO ") && l.endsWith("(premain)"));
+                .anyMatch(l -> l.startsWith("[kmem4j] INFO ") && (l.endsWith("(premain)") || l.contains("(premain, ")));
     }
 
     private void attachScenario(Jdk jdk, List<String> flags, String name) {
@@ -123,7 +123,7 @@ class DynamicAttachIT {
                         + app.pid() + ";"));
                 assertThat(cli.stderrLines()).as("stderr of the attach command\n%s", cli.describe()).isEmpty();
                 app.awaitLine(ForkedJvm.Channel.STDERR, "the agent's start line", l -> l.startsWith("[kmem4j] INFO ")
-                        && l.endsWith("(attached)"), STEP_TIMEOUT);
+                        && (l.endsWith("(attached)") || l.contains("(attached, ")), STEP_TIMEOUT);
                 jmx.awaitRegistered(CACHE, STEP_TIMEOUT);
 
                 command(app, "check", "attach-app: check ok old=16 new=0");

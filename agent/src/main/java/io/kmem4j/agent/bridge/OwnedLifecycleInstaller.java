@@ -3,6 +3,7 @@ package io.kmem4j.agent.bridge;
 import java.lang.instrument.Instrumentation;
 
 import io.kmem4j.core.OwnedLifecycle;
+import io.kmem4j.core.UnsupportedJdkException;
 
 /**
  * Switches on the owned lifecycle of kmem4j's tracked buffers ({@link OwnedLifecycle}): their JDK
@@ -26,6 +27,8 @@ public final class OwnedLifecycleInstaller {
     /**
      * @param bridge the bridge's members
      * @return {@code null} when the owned lifecycle is on, else why not (for one log line)
+     * @throws UnsupportedJdkException when this JDK's class files are newer than ByteBuddy reads: the
+     *         agent as a whole stays off (one warning), not only the owned lifecycle
      */
     public static String install(final Instrumentation inst, final BootstrapBridge.Members bridge) {
         try {
@@ -44,6 +47,8 @@ public final class OwnedLifecycleInstaller {
             }
             OwnedLifecycle.enable();
             return null;
+        } catch (final UnsupportedJdkException tooNew) {
+            throw tooNew;
         } catch (final Throwable t) {
             return t.toString();
         }
