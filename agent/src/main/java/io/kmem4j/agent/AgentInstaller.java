@@ -8,7 +8,6 @@ import java.util.Map;
 import java.util.Set;
 
 import io.kmem4j.agent.bridge.AgentThread;
-import io.kmem4j.agent.bridge.AllocateDirectAdvice;
 import io.kmem4j.agent.bridge.BootstrapBridge;
 import io.kmem4j.agent.bridge.JdkClassTransformer;
 import io.kmem4j.agent.bridge.Interceptor;
@@ -34,7 +33,7 @@ import org.slf4j.Logger;
  *       ({@code Instrumentation.redefineModule}; no command-line flag);</li>
  *   <li>build the {@link SlabAllocator} (it probes the JDK's internals and refuses an unknown shape);</li>
  *   <li>define {@code java.nio.Kmem4jBridge} and point it at the allocator;</li>
- *   <li>retransform {@code java.nio.ByteBuffer} with {@link AllocateDirectAdvice};</li>
+ *   <li>retransform {@code java.nio.ByteBuffer.allocateDirect} to ask the bridge first ({@link JdkClassTransformer});</li>
  *   <li>with {@code presets}, {@code pools} or {@code excludeCallers}: point the bridge's pool fields at a
  *       {@link PoolRouter} and install the {@link PoolTransformer} (which retransforms the pools' and the
  *       excluded classes already loaded);</li>
@@ -206,7 +205,7 @@ public final class AgentInstaller {
         final long t3 = System.nanoTime();
         final PoolsView pools;
         try {
-            JdkClassTransformer.allocateDirect(inst, bridge);
+            JdkClassTransformer.allocateDirect(inst);
             pools = installPools(inst, members, allocator, config);
         } catch (final Throwable t) {
             // off for real: later allocations go to the JDK; buffers already served stay valid (close())
@@ -259,10 +258,16 @@ public final class AgentInstaller {
         return new PoolsView(router, transformer, config.pools);
     }
 
+    /** The beans are registered this long after the agent starts, ms. */
+    static final long JMX_DELAY_MILLIS = 1000;
+
     private static void startJmx(final SlabAllocator allocator, final Map<String, String> config,
                                  final Interceptor interceptor, final PoolsView pools) {
         final Thread t = new AgentThread("kmem4j-jmx", () -> {
             try {
+                // Later, not at start: the platform MBean server and the beans' introspection cost some
+                // 150 ms of CPU, which a program that ends within the second (or never looks) should not pay.
+                Thread.sleep(JMX_DELAY_MILLIS);
                 final Kmem4jMBeans.Registration r = Kmem4jMBeans.register(ManagementFactory.getPlatformMBeanServer(),
                     allocator, config, interceptor::failures);
                 final Logger log = AgentLog.get(AgentInstaller.class);

@@ -1,12 +1,9 @@
 package io.kmem4j.core;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.BiConsumer;
-import java.util.function.Function;
 
 /**
  * Immutable configuration of a {@link SlabAllocator}. Build with {@link #builder()}; every setter
@@ -34,26 +31,14 @@ public final class SlabAllocatorConfig {
     private final int siteSampleRate;
     private final List<String> siteFramesToSkip;
 
-    /** A configuration key: its name, how a builder takes its text form, how a configuration shows it. */
-    private record Key(String name, BiConsumer<Builder, String> set, Function<SlabAllocatorConfig, Object> get) {
-    }
-
-    /** Every key, in the order {@link #keys()} and {@link #asMap()} list them: the one list of the allocator's keys. */
-    private static final List<Key> KEYS = List.of(
-        new Key("chunkSizeBytes", (b, v) -> b.chunkSizeBytes(number("chunkSizeBytes", v)), c -> c.chunkSizeBytes),
-        new Key("maxSizeClassBytes", (b, v) -> b.maxSizeClassBytes(number("maxSizeClassBytes", v)),
-            c -> c.maxSizeClassBytes),
-        new Key("minCapacityBytes", (b, v) -> b.minCapacityBytes(number("minCapacityBytes", v)), c -> c.minCapacityBytes),
-        new Key("magazineRounds", (b, v) -> b.magazineRounds(number("magazineRounds", v)), c -> c.magazineRounds),
-        new Key("depotMagazines", (b, v) -> b.depotMagazines(number("depotMagazines", v)), c -> c.depotMagazines),
-        new Key("retainedEmptyChunks", (b, v) -> b.retainedEmptyChunks(number("retainedEmptyChunks", v)),
-            c -> c.retainedEmptyChunks),
-        new Key("reapIntervalMillis", (b, v) -> b.reapIntervalMillis(number("reapIntervalMillis", v)),
-            c -> c.reapIntervalMillis),
-        new Key("zeroOnFree", (b, v) -> b.zeroOnFree(bool("zeroOnFree", v)), c -> c.zeroOnFree),
-        new Key("explicitLeakDetection", (b, v) -> b.explicitLeakDetection(bool("explicitLeakDetection", v)),
-            c -> c.explicitLeakDetection),
-        new Key("siteSampleRate", (b, v) -> b.siteSampleRate(number("siteSampleRate", v)), c -> c.siteSampleRate));
+    /**
+     * Every key a text configuration may set, in the order {@link #keys()} and {@link #asMap()} list
+     * them: the one list of the allocator's keys ({@link Builder#set} and {@link #value} name each once
+     * more, in a switch: no lambda is spun at start-up).
+     */
+    private static final List<String> KEYS = List.of("chunkSizeBytes", "maxSizeClassBytes", "minCapacityBytes",
+        "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "zeroOnFree",
+        "explicitLeakDetection", "siteSampleRate");
 
     private SlabAllocatorConfig(final Builder b) {
         this.siteSampleRate = b.siteSampleRate;
@@ -165,20 +150,43 @@ public final class SlabAllocatorConfig {
 
     /** @return the name of every key a text configuration may set ({@link Builder#set}), in a stable order. */
     public static List<String> keys() {
-        final List<String> names = new ArrayList<>(KEYS.size());
-        for (final Key k : KEYS) {
-            names.add(k.name);
-        }
-        return names;
+        return KEYS;
     }
 
     /** @return the effective settings by key, in the order of {@link #keys()} (for logs and JMX). */
     public Map<String, String> asMap() {
         final Map<String, String> m = new LinkedHashMap<>();
-        for (final Key k : KEYS) {
-            m.put(k.name, String.valueOf(k.get.apply(this)));
+        for (final String k : KEYS) {
+            m.put(k, value(k));
         }
         return m;
+    }
+
+    private String value(final String key) {
+        switch (key) {
+            case "chunkSizeBytes":
+                return Integer.toString(chunkSizeBytes);
+            case "maxSizeClassBytes":
+                return Integer.toString(maxSizeClassBytes);
+            case "minCapacityBytes":
+                return Integer.toString(minCapacityBytes);
+            case "magazineRounds":
+                return Integer.toString(magazineRounds);
+            case "depotMagazines":
+                return Integer.toString(depotMagazines);
+            case "retainedEmptyChunks":
+                return Integer.toString(retainedEmptyChunks);
+            case "reapIntervalMillis":
+                return Long.toString(reapIntervalMillis);
+            case "zeroOnFree":
+                return Boolean.toString(zeroOnFree);
+            case "explicitLeakDetection":
+                return Boolean.toString(explicitLeakDetection);
+            case "siteSampleRate":
+                return Integer.toString(siteSampleRate);
+            default:
+                throw new IllegalArgumentException("unknown kmem4j setting " + key);
+        }
     }
 
     @Override
@@ -261,14 +269,31 @@ public final class SlabAllocatorConfig {
          *         key: naming the known ones)
          */
         public Builder set(final String key, final String value) {
-            for (final Key k : KEYS) {
-                if (k.name.equals(key)) {
-                    k.set.accept(this, value);
-                    return this;
-                }
+            switch (key) {
+                case "chunkSizeBytes":
+                    return chunkSizeBytes(number(key, value));
+                case "maxSizeClassBytes":
+                    return maxSizeClassBytes(number(key, value));
+                case "minCapacityBytes":
+                    return minCapacityBytes(number(key, value));
+                case "magazineRounds":
+                    return magazineRounds(number(key, value));
+                case "depotMagazines":
+                    return depotMagazines(number(key, value));
+                case "retainedEmptyChunks":
+                    return retainedEmptyChunks(number(key, value));
+                case "reapIntervalMillis":
+                    return reapIntervalMillis(number(key, value));
+                case "zeroOnFree":
+                    return zeroOnFree(bool(key, value));
+                case "explicitLeakDetection":
+                    return explicitLeakDetection(bool(key, value));
+                case "siteSampleRate":
+                    return siteSampleRate(number(key, value));
+                default:
+                    throw new IllegalArgumentException("unknown kmem4j setting " + key + "=" + value + " (known: "
+                        + String.join(", ", keys()) + ")");
             }
-            throw new IllegalArgumentException("unknown kmem4j setting " + key + "=" + value + " (known: "
-                + String.join(", ", keys()) + ")");
         }
 
         /**

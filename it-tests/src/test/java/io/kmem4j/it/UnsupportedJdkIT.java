@@ -131,7 +131,7 @@ class UnsupportedJdkIT {
                 .containsExactlyElementsOf(plain.stdout());
         String warn = oneLine(run.stderr(), WARN, run.description());
         assertThat(warn).as(run.description()).contains("the class files of JDK " + jdk.version())
-                .contains("newer than the bytecode library in kmem4j reads (ByteBuddy: up to version ").contains(ADVICE);
+                .contains("newer than the bytecode library in kmem4j reads (ASM: up to version ").contains(ADVICE);
         assertThat(run.stderrStartingWith("[kmem4j] summary:")).as(run.description()).singleElement().asString()
                 .startsWith(SUMMARY + "the class files of JDK " + jdk.version());
         assertThat(run.stderr().stream().filter(l -> l.startsWith("[kmem4j]")))

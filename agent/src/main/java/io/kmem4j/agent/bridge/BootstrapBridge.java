@@ -29,7 +29,7 @@ import net.bytebuddy.jar.asm.Type;
  *       public static volatile Predicate releaseThenOriginal; // the same for +original releases (see pool.PoolReleaseAdvice)
  *       public static volatile BiFunction resize;      // pool resize: (ByteBuffer, Long) -> see pool.PoolResizeAdvice
  *       public static volatile BiConsumer resized;     // pool resize done: (what resize answered, the body's result or null)
- *       public static volatile Object cleanerMark;     // the mark of kmem4j's cleaners outside the JDK's list (see CleanerAdvice)
+ *       public static volatile Object cleanerMark;     // the mark of kmem4j's cleaners outside the JDK's list (see JdkClassTransformer)
  *       public static ByteBuffer allocateDirectJdk(int capacity) { return new DirectByteBuffer(capacity); }
  *   }
  * </pre>

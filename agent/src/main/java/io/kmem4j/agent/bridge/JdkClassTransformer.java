@@ -1,99 +1,142 @@
 package io.kmem4j.agent.bridge;
 
-import java.lang.annotation.Annotation;
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
-import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.security.ProtectionDomain;
 
 import io.kmem4j.core.UnsupportedJdkException;
-import net.bytebuddy.ByteBuddy;
-import net.bytebuddy.ClassFileVersion;
-import net.bytebuddy.asm.Advice;
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.description.type.TypeDescription;
-import net.bytebuddy.dynamic.ClassFileLocator;
-import net.bytebuddy.implementation.Implementation;
-import net.bytebuddy.matcher.ElementMatcher;
-import net.bytebuddy.matcher.ElementMatchers;
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.Label;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.jar.asm.Type;
 
 /**
- * Rewrites one method of one {@code java.base} class with advice, by retransformation: ByteBuddy
- * decorates the class (method bodies only, no new members, as retransformation requires), the
- * advice's hook parameter bound to a field of the bootstrap bridge. The transformer stays
- * registered, so a later retransformation of the class by anyone (another agent) keeps the advice;
+ * Rewrites one method of one {@code java.base} class by retransformation: a few instructions are put
+ * in front of its body (method body only, no new members, as retransformation requires), reading a
+ * field of the bootstrap bridge ({@code java.nio.Kmem4jBridge}, {@link BootstrapBridge}). Written with
+ * the ASM that ships inside ByteBuddy: ByteBuddy's own type machinery would load some 700 classes at
+ * every JVM start, for two prologues of a handful of instructions each. The transformer stays
+ * registered, so a later retransformation of the class by anyone (another agent) keeps the prologue;
  * for every other class it costs one string comparison per class load.
  * <ul>
- *   <li>{@link #allocateDirect}: {@code java.nio.ByteBuffer.allocateDirect(int)} with
- *       {@link AllocateDirectAdvice};</li>
- *   <li>{@link #cleanerClean}: the JDK cleaner's {@code clean()} with {@link CleanerAdvice} (the
- *       owned lifecycle of kmem4j's tracked buffers).</li>
+ *   <li>{@link #allocateDirect}: {@code java.nio.ByteBuffer.allocateDirect(int)} asks the bridge's
+ *       {@code allocator} first:
+ *       <pre>
+ *   IntFunction f = Kmem4jBridge.allocator;
+ *   if (f != null) { Object b = f.apply(capacity); if (b != null) return (ByteBuffer) b; }
+ *   ... the JDK's body</pre></li>
+ *   <li>{@link #cleanerClean}: the JDK cleaner's {@code clean()} runs a cleaner carrying kmem4j's
+ *       mark (a cleaner outside the JDK's list: the owned lifecycle, {@code io.kmem4j.core.OwnedLifecycle})
+ *       without the list:
+ *       <pre>
+ *   17-25, jdk.internal.ref.Cleaner:        if (mark != null &amp;&amp; prev == mark) { thunk.run(); return; }
+ *   26+, java.nio.BufferCleaner$PhantomCleaner: if (mark != null &amp;&amp; node == mark) { clear(); action.run(); return; }
+ *   ... the JDK's body</pre>
+ *       with {@code mark = Kmem4jBridge.cleanerMark}; every other cleaner runs the JDK's body (two
+ *       field loads and a compare more). The thunk, kmem4j's release hook, runs at most once by
+ *       itself and never throws.</li>
  * </ul>
  *
- * <p>A JDK whose class files are newer than the bundled ByteBuddy reads (ByteBuddy 1.18.14 reads up
- * to version 71, JDK 27) is refused before ByteBuddy sees the class, with an
- * {@link UnsupportedJdkException} naming both versions: the agent then stays off with one warning.
- * {@code -Dkmem4j.simulateUnsupportedJdk=classFileVersion} makes the class file look one version
- * newer, to test that on any JDK.
+ * <p>A JDK whose class files are newer than the bundled ASM reads (version 71, JDK 27) is refused
+ * before ASM sees the class, with an {@link UnsupportedJdkException} naming both versions: the agent
+ * then stays off with one warning. {@code -Dkmem4j.simulateUnsupportedJdk=classFileVersion} makes the
+ * class file look one version newer, to test that on any JDK.
  *
  * <p>Threads: {@link #transform} runs on whichever thread loads or retransforms a class.
  */
 public final class JdkClassTransformer implements ClassFileTransformer {
     /** The value of {@code -Dkmem4j.simulateUnsupportedJdk} that simulates too new a class file. */
     static final String SIMULATE_CLASS_FILE_VERSION = "classFileVersion";
+    /** The newest class-file major version the bundled ASM reads (JDK 27). */
+    static final int NEWEST_READABLE = Opcodes.V27 & 0xFFFF;
+    private static final String BRIDGE = BootstrapBridge.CLASS_NAME.replace('.', '/');
 
     private final Class<?> type;
     private final String internalName;
-    private final ElementMatcher<? super MethodDescription> method;
-    private final Class<?> advice;
-    private final Class<? extends Annotation> hook;
-    private final Field bridgeField;
+    private final String method;
+    private final String descriptor;
+    /** Emits the prologue; the label is the JDK's body (jump there to run it). */
+    private final java.util.function.BiConsumer<MethodVisitor, Label> prologue;
     private volatile Throwable failure;
     private volatile String unsupported;
+    private volatile boolean rewrote;
 
-    private JdkClassTransformer(final Class<?> type, final ElementMatcher<? super MethodDescription> method,
-                                final Class<?> advice, final Class<? extends Annotation> hook, final Field bridgeField) {
+    private JdkClassTransformer(final Class<?> type, final String method, final String descriptor,
+                                final java.util.function.BiConsumer<MethodVisitor, Label> prologue) {
         this.type = type;
-        this.internalName = type.getName().replace('.', '/');
+        this.internalName = Type.getInternalName(type);
         this.method = method;
-        this.advice = advice;
-        this.hook = hook;
-        this.bridgeField = bridgeField;
+        this.descriptor = descriptor;
+        this.prologue = prologue;
     }
 
     /**
-     * Rewrites {@code ByteBuffer.allocateDirect(int)}.
+     * Rewrites {@code ByteBuffer.allocateDirect(int)} to ask the bridge's {@code allocator} first.
      *
-     * @param bridgeField the bridge's {@code allocator} field
+     * @throws UnsupportedJdkException when ASM cannot read this JDK's class files
      * @throws IllegalStateException when the rewrite failed; the transformer is removed again
      */
-    public static void allocateDirect(final Instrumentation inst, final Field bridgeField) throws Exception {
-        new JdkClassTransformer(ByteBuffer.class,
-            ElementMatchers.named("allocateDirect").and(ElementMatchers.takesArguments(int.class)),
-            AllocateDirectAdvice.class, AllocatorHook.class, bridgeField).install(inst);
+    public static void allocateDirect(final Instrumentation inst) throws Exception {
+        new JdkClassTransformer(ByteBuffer.class, "allocateDirect", "(I)Ljava/nio/ByteBuffer;", (mv, body) -> {
+            final Label none = new Label();
+            mv.visitFieldInsn(Opcodes.GETSTATIC, BRIDGE, BootstrapBridge.FIELD_NAME, "Ljava/util/function/IntFunction;");
+            mv.visitInsn(Opcodes.DUP);
+            mv.visitJumpInsn(Opcodes.IFNULL, none);
+            mv.visitVarInsn(Opcodes.ILOAD, 0);
+            mv.visitMethodInsn(Opcodes.INVOKEINTERFACE, "java/util/function/IntFunction", "apply",
+                "(I)Ljava/lang/Object;", true);
+            mv.visitInsn(Opcodes.DUP);
+            mv.visitJumpInsn(Opcodes.IFNULL, none);
+            mv.visitTypeInsn(Opcodes.CHECKCAST, "java/nio/ByteBuffer");
+            mv.visitInsn(Opcodes.ARETURN);
+            mv.visitLabel(none); // the function or its answer, null
+            mv.visitFrame(Opcodes.F_NEW, 1, new Object[] {Opcodes.INTEGER}, 1, new Object[] {"java/lang/Object"});
+            mv.visitInsn(Opcodes.POP);
+        }).install(inst);
     }
 
     /**
      * Rewrites the JDK cleaner's {@code clean()}: {@code jdk.internal.ref.Cleaner} (JDK 17-25) or
      * {@code java.nio.BufferCleaner$PhantomCleaner} (JDK 26+).
      *
-     * @param bridgeField the bridge's {@code cleanerMark} field
      * @throws ClassNotFoundException when neither cleaner class exists
+     * @throws UnsupportedJdkException when ASM cannot read this JDK's class files
      * @throws IllegalStateException when the rewrite failed; the transformer is removed again
      */
-    public static void cleanerClean(final Instrumentation inst, final Field bridgeField) throws Exception {
-        Class<?> cleaner;
-        Class<?> advice;
+    public static void cleanerClean(final Instrumentation inst) throws Exception {
+        Class<?> phantom = null;
         try {
-            cleaner = Class.forName("java.nio.BufferCleaner$PhantomCleaner", false, null);
-            advice = CleanerAdvice.PhantomCleaner.class;
+            phantom = Class.forName("java.nio.BufferCleaner$PhantomCleaner", false, null);
         } catch (final ClassNotFoundException before26) {
-            cleaner = Class.forName("jdk.internal.ref.Cleaner", false, null);
-            advice = CleanerAdvice.ListCleaner.class;
+            // 17-25
         }
-        new JdkClassTransformer(cleaner, ElementMatchers.named("clean").and(ElementMatchers.takesArguments(0)),
-            advice, CleanerMark.class, bridgeField).install(inst);
+        final Class<?> cleaner = phantom != null ? phantom : Class.forName("jdk.internal.ref.Cleaner", false, null);
+        final String owner = Type.getInternalName(cleaner);
+        final boolean list26 = phantom != null;
+        new JdkClassTransformer(cleaner, "clean", "()V", (mv, body) -> {
+            mv.visitFieldInsn(Opcodes.GETSTATIC, BRIDGE, BootstrapBridge.CLEANER_MARK, "Ljava/lang/Object;");
+            mv.visitJumpInsn(Opcodes.IFNULL, body);
+            mv.visitVarInsn(Opcodes.ALOAD, 0);
+            if (list26) {
+                mv.visitFieldInsn(Opcodes.GETFIELD, owner, "node", "Ljava/nio/BufferCleaner$CleanerList$Node;");
+            } else {
+                mv.visitFieldInsn(Opcodes.GETFIELD, owner, "prev", "L" + owner + ";");
+            }
+            mv.visitFieldInsn(Opcodes.GETSTATIC, BRIDGE, BootstrapBridge.CLEANER_MARK, "Ljava/lang/Object;");
+            mv.visitJumpInsn(Opcodes.IF_ACMPNE, body);
+            if (list26) {
+                mv.visitVarInsn(Opcodes.ALOAD, 0);
+                mv.visitMethodInsn(Opcodes.INVOKEVIRTUAL, "java/lang/ref/Reference", "clear", "()V", false);
+            }
+            mv.visitVarInsn(Opcodes.ALOAD, 0);
+            mv.visitFieldInsn(Opcodes.GETFIELD, owner, list26 ? "action" : "thunk", "Ljava/lang/Runnable;");
+            mv.visitMethodInsn(Opcodes.INVOKEINTERFACE, "java/lang/Runnable", "run", "()V", true);
+            mv.visitInsn(Opcodes.RETURN);
+        }).install(inst);
     }
 
     private void install(final Instrumentation inst) throws Exception {
@@ -108,28 +151,27 @@ public final class JdkClassTransformer implements ClassFileTransformer {
             inst.removeTransformer(this);
             throw new UnsupportedJdkException(unsupported);
         }
-        if (failure != null) {
+        if (failure != null || !rewrote) {
             inst.removeTransformer(this);
-            throw new IllegalStateException("rewriting " + type.getName() + " failed: " + failure, failure);
+            throw new IllegalStateException("rewriting " + type.getName() + "." + method + " failed: "
+                + (failure != null ? failure : "no such method"), failure);
         }
     }
 
     /**
      * @param classFile a class file
-     * @param simulate  true to treat it as one version newer than ByteBuddy reads
-     * @return why ByteBuddy cannot rewrite it (its major version is newer than ByteBuddy knows), or
-     *         {@code null} when it can
+     * @param simulate  true to treat it as one version newer than the bundled ASM reads
+     * @return why it cannot be rewritten (its major version is newer than ASM knows), or {@code null}
      */
     static String unreadable(final byte[] classFile, final boolean simulate) {
-        final int known = ClassFileVersion.latest().getMajorVersion();
-        final int major = simulate ? known + 1 : ((classFile[6] & 0xff) << 8) | (classFile[7] & 0xff);
-        if (major <= known) {
+        final int major = simulate ? NEWEST_READABLE + 1 : ((classFile[6] & 0xff) << 8) | (classFile[7] & 0xff);
+        if (major <= NEWEST_READABLE) {
             return null;
         }
         return "the class files of " + UnsupportedJdkException.runningJdk() + " are version " + major
             + (simulate ? " (simulated: -Dkmem4j.simulateUnsupportedJdk=" + SIMULATE_CLASS_FILE_VERSION + ")" : "")
-            + ", newer than the bytecode library in kmem4j reads (ByteBuddy: up to version " + known + ", JDK "
-            + ClassFileVersion.latest().getJavaVersion() + ")";
+            + ", newer than the bytecode library in kmem4j reads (ASM: up to version " + NEWEST_READABLE
+            + ", JDK " + (NEWEST_READABLE - 44) + ")";
     }
 
     @Override
@@ -146,15 +188,177 @@ public final class JdkClassTransformer implements ClassFileTransformer {
                 unsupported = problem;
                 return null;
             }
-            return new ByteBuddy()
-                .with(Implementation.Context.Disabled.Factory.INSTANCE)
-                .decorate(TypeDescription.ForLoadedType.of(type), ClassFileLocator.Simple.of(type.getName(), classfileBuffer))
-                .visit(Advice.withCustomMapping().bind(hook, bridgeField).to(advice).on(method))
-                .make()
-                .getBytes();
+            final ClassReader reader = new ClassReader(classfileBuffer);
+            final ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
+            final boolean[] found = new boolean[1];
+            reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
+                @Override
+                public MethodVisitor visitMethod(final int access, final String name, final String desc,
+                                                 final String signature, final String[] exceptions) {
+                    final MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
+                    if (!name.equals(method) || !desc.equals(descriptor)) {
+                        return mv;
+                    }
+                    found[0] = true;
+                    return new Prologue(mv, initialLocals(access, desc), prologue);
+                }
+            }, ClassReader.EXPAND_FRAMES);
+            if (!found[0]) {
+                return null; // install() reports it
+            }
+            final byte[] bytes = writer.toByteArray();
+            rewrote = true;
+            return bytes;
         } catch (final Throwable t) {
             failure = t; // a transformer must not throw; install() reports it
             return null;
+        }
+    }
+
+    /** The frame's locals at the method's start: {@code this} (instance methods) and the parameters. */
+    private Object[] initialLocals(final int access, final String desc) {
+        final java.util.List<Object> locals = new java.util.ArrayList<>();
+        if ((access & Opcodes.ACC_STATIC) == 0) {
+            locals.add(internalName);
+        }
+        for (final Type t : Type.getArgumentTypes(desc)) {
+            switch (t.getSort()) {
+                case Type.BOOLEAN: case Type.BYTE: case Type.CHAR: case Type.SHORT: case Type.INT:
+                    locals.add(Opcodes.INTEGER);
+                    break;
+                case Type.FLOAT:
+                    locals.add(Opcodes.FLOAT);
+                    break;
+                case Type.LONG:
+                    locals.add(Opcodes.LONG);
+                    break;
+                case Type.DOUBLE:
+                    locals.add(Opcodes.DOUBLE);
+                    break;
+                default:
+                    locals.add(t.getSort() == Type.ARRAY ? t.getDescriptor() : t.getInternalName());
+            }
+        }
+        return locals.toArray();
+    }
+
+    /**
+     * Puts the prologue in front of the method's body, then a stack map frame where the body starts
+     * (the method's initial frame), unless the body's first instruction has a frame of its own.
+     */
+    private static final class Prologue extends MethodVisitor {
+        private final Object[] locals;
+        private final java.util.function.BiConsumer<MethodVisitor, Label> prologue;
+        private boolean framePending;
+
+        Prologue(final MethodVisitor mv, final Object[] locals,
+                 final java.util.function.BiConsumer<MethodVisitor, Label> prologue) {
+            super(Opcodes.ASM9, mv);
+            this.locals = locals;
+            this.prologue = prologue;
+        }
+
+        @Override
+        public void visitCode() {
+            super.visitCode();
+            final Label body = new Label();
+            prologue.accept(mv, body);
+            mv.visitLabel(body);
+            framePending = true;
+        }
+
+        @Override
+        public void visitFrame(final int type, final int numLocal, final Object[] local, final int numStack,
+                               final Object[] stack) {
+            framePending = false; // the body's own frame at its first instruction
+            super.visitFrame(type, numLocal, local, numStack, stack);
+        }
+
+        private void frame() {
+            if (framePending) {
+                framePending = false;
+                mv.visitFrame(Opcodes.F_NEW, locals.length, locals, 0, new Object[0]);
+            }
+        }
+
+        @Override
+        public void visitInsn(final int opcode) {
+            frame();
+            super.visitInsn(opcode);
+        }
+
+        @Override
+        public void visitIntInsn(final int opcode, final int operand) {
+            frame();
+            super.visitIntInsn(opcode, operand);
+        }
+
+        @Override
+        public void visitVarInsn(final int opcode, final int var) {
+            frame();
+            super.visitVarInsn(opcode, var);
+        }
+
+        @Override
+        public void visitTypeInsn(final int opcode, final String t) {
+            frame();
+            super.visitTypeInsn(opcode, t);
+        }
+
+        @Override
+        public void visitFieldInsn(final int opcode, final String owner, final String name, final String desc) {
+            frame();
+            super.visitFieldInsn(opcode, owner, name, desc);
+        }
+
+        @Override
+        public void visitMethodInsn(final int opcode, final String owner, final String name, final String desc,
+                                    final boolean itf) {
+            frame();
+            super.visitMethodInsn(opcode, owner, name, desc, itf);
+        }
+
+        @Override
+        public void visitInvokeDynamicInsn(final String name, final String desc, final net.bytebuddy.jar.asm.Handle bsm,
+                                           final Object... bsmArgs) {
+            frame();
+            super.visitInvokeDynamicInsn(name, desc, bsm, bsmArgs);
+        }
+
+        @Override
+        public void visitJumpInsn(final int opcode, final Label label) {
+            frame();
+            super.visitJumpInsn(opcode, label);
+        }
+
+        @Override
+        public void visitLdcInsn(final Object value) {
+            frame();
+            super.visitLdcInsn(value);
+        }
+
+        @Override
+        public void visitIincInsn(final int var, final int increment) {
+            frame();
+            super.visitIincInsn(var, increment);
+        }
+
+        @Override
+        public void visitTableSwitchInsn(final int min, final int max, final Label dflt, final Label... labels) {
+            frame();
+            super.visitTableSwitchInsn(min, max, dflt, labels);
+        }
+
+        @Override
+        public void visitLookupSwitchInsn(final Label dflt, final int[] keys, final Label[] labels) {
+            frame();
+            super.visitLookupSwitchInsn(dflt, keys, labels);
+        }
+
+        @Override
+        public void visitMultiANewArrayInsn(final String desc, final int dims) {
+            frame();
+            super.visitMultiANewArrayInsn(desc, dims);
         }
     }
 }

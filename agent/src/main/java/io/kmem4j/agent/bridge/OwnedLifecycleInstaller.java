@@ -13,7 +13,7 @@ import io.kmem4j.core.UnsupportedJdkException;
  * <ol>
  *   <li>the core makes the mark for this JDK (a cleaner, 17-25, or a cleaner-list node, 26+);</li>
  *   <li>the mark goes into {@code java.nio.Kmem4jBridge.cleanerMark} (no cleaner carries it yet);</li>
- *   <li>the JDK cleaner's {@code clean()} is retransformed with {@link CleanerAdvice};</li>
+ *   <li>the JDK cleaner's {@code clean()} is retransformed ({@link JdkClassTransformer#cleanerClean});</li>
  *   <li>a throw-away marked cleaner is cleaned to prove the rewrite is in place;</li>
  *   <li>the core is told to build tracked buffers with marked cleaners from now on.</li>
  * </ol>
@@ -41,7 +41,7 @@ public final class OwnedLifecycleInstaller {
                 return "another copy of kmem4j in this JVM owns the JDK cleaner's rewrite";
             }
             bridge.cleanerMark.set(null, mark);
-            JdkClassTransformer.cleanerClean(inst, bridge.cleanerMark);
+            JdkClassTransformer.cleanerClean(inst);
             if (!OwnedLifecycle.rewriteInPlace()) {
                 return "the JDK cleaner's clean() did not take the rewrite";
             }

@@ -36,13 +36,21 @@ public final class BeanReads {
                 .anyMatch(a -> a.startsWith("-javaagent:"));
     }
 
+    /** Prefix of the line {@link #awaitAllocator} prints once the bean is there. */
+    public static final String AT_START = "beans: at-start ";
+
     /**
      * Waits up to {@code millis} for the allocator bean when the JVM has a {@code -javaagent:}, not at
-     * all otherwise.
+     * all otherwise. Once the bean is there, prints {@value #AT_START} with the allocator's
+     * {@code Allocations}, {@code LiveBuffers}, {@code BytesInUse}, {@code BytesReserved}, the caches'
+     * summed {@code SlabBytes} and the largest slab's objects ({@code LargestSlabBytes}): what the program had allocated through the agent before its own work
+     * began, the observer's share included (the first use of the platform MBean server reads files with
+     * the JDK's temporary direct buffer, 8 KiB, which the agent serves from a slab of its own). Tests that
+     * count exactly subtract it.
      *
      * @return whether the bean is registered
      */
-    public static boolean awaitAllocator(long millis) throws InterruptedException {
+    public static boolean awaitAllocator(long millis) throws Exception {
         ObjectName name = name(ALLOCATOR);
         if (!agentOnCommandLine()) {
             return SERVER.isRegistered(name);
@@ -51,7 +59,26 @@ public final class BeanReads {
         while (!SERVER.isRegistered(name) && System.nanoTime() - deadline < 0) {
             Thread.sleep(20);
         }
-        return SERVER.isRegistered(name);
+        if (!SERVER.isRegistered(name)) {
+            return false;
+        }
+        // the SlabCache beans are registered right after the allocator's
+        long caches = allocator("SlabCaches").get("SlabCaches");
+        while (SERVER.queryNames(name(CACHES), null).size() < caches && System.nanoTime() - deadline < 0) {
+            Thread.sleep(5);
+        }
+        Map<String, Long> start = new java.util.LinkedHashMap<>(
+                allocator("Allocations", "LiveBuffers", "BytesInUse", "BytesReserved"));
+        long slabBytes = 0;
+        long largestSlab = 0;
+        for (Map<String, Long> c : caches("SlabBytes", "ObjectsPerSlab", "ObjectSize").values()) {
+            slabBytes += c.get("SlabBytes");
+            largestSlab = Math.max(largestSlab, c.get("ObjectsPerSlab") * c.get("ObjectSize"));
+        }
+        start.put("SlabBytes", slabBytes);
+        start.put("LargestSlabBytes", largestSlab);
+        System.out.println(AT_START + format(start));
+        return true;
     }
 
     /**
