@@ -165,9 +165,10 @@ class CasesIT {
             assertThat(agentLive).as("live 1 MiB buffers under the limit with the agent vs. %d without, %d bytes"
                     + " reserved before the fill\n%s", plainLive, reservedBefore, agent.description())
                     .isGreaterThanOrEqualTo(plainLive - (int) lost);
-            assertThat(KeyValues.parse(line(agent, "c1b: counters-before ")).get("BytesReserved"))
-                    .as("bytes reserved after the fill: only what was reserved before it\n%s", agent.description())
-                    .isEqualTo(start.get("BytesReserved"));
+            // at most what was reserved before it: the empty chunk may have gone back under the limit's pressure
+            assertThat(Long.parseLong(KeyValues.parse(line(agent, "c1b: counters-before ")).get("BytesReserved")))
+                    .as("bytes reserved after the fill: at most what was reserved before it\n%s", agent.description())
+                    .isLessThanOrEqualTo(reservedBefore);
         } else {
             // slab buffers: chunk pads (4 KiB per 4 MiB chunk) may cost one 64 KiB buffer of the budget
             long agentBytes = (long) agentLive * size;
@@ -393,21 +394,18 @@ class CasesIT {
         long startAllocations = Long.parseLong(start.get("Allocations"));
         assertThat(count(s, "allocations") - startAllocations).as("allocations: %s, at start %s", s, start)
                 .isEqualTo(201_000);
-        // the bean reads' buffers may have been freed since (the JDK frees its temporary buffers itself)
-        long observerLive = count(s, "live") - held;
-        assertThat(observerLive).as("live at exit == buffers still held (+ the bean reads' own): %s, at start %s",
-                s, start).isBetween(0L, Long.parseLong(start.get("LiveBuffers")));
-        assertThat(count(s, "frees")).as("frees: %s, at start %s", s, start)
-                .isEqualTo(200_900 + startAllocations - observerLive);
-        assertThat(count(s, "(explicit")).as("explicit frees: %s", s).isEqualTo(count(s, "frees"));
-        assertThat(count(s, "bytesInUse") - held * size)
-                .as("bytesInUse at exit == held * 16 KiB (+ the bean reads' own): %s, at start %s", s, start)
-                .isBetween(0L, observerLive == 0 ? 0L : Long.parseLong(start.get("BytesInUse")));
+        long startLive = Long.parseLong(start.get("LiveBuffers"));
+        long startFrees = startAllocations - startLive;
+        assertThat(count(s, "frees") - startFrees).as("frees: %s, at start %s", s, start).isEqualTo(200_900);
+        assertThat(count(s, "(explicit") - startFrees).as("explicit frees: %s, at start %s", s, start)
+                .isEqualTo(200_900);
+        assertThat(count(s, "live") - startLive).as("live at exit == buffers still held: %s, at start %s", s, start)
+                .isEqualTo(held);
+        assertThat(count(s, "bytesInUse") - Long.parseLong(start.get("BytesInUse")))
+                .as("bytesInUse at exit == held * 16 KiB: %s, at start %s", s, start).isEqualTo(held * size);
         assertThat(ended).as("allocator bean after both threads ended\n%s", agent.description())
                 .containsKeys("ThreadCaches", "RemoteFreesSent", "RemoteFreesAbsorbed");
-        // main keeps the one cache, if its bean reads took a buffer through the agent
-        assertThat(ended.get("ThreadCaches")).as("caches of ended threads adopted: %s, at start %s", ended, start)
-                .isEqualTo(startAllocations > 0 ? "1" : "0");
+        assertThat(ended.get("ThreadCaches")).as("caches of ended threads adopted: %s", ended).isEqualTo("0");
         assertThat(ended.get("RemoteFreesAbsorbed")).as("every remote free absorbed once its owner ended: %s", ended)
                 .isEqualTo(ended.get("RemoteFreesSent"));
         // peak live set: 256 queued + 1 in each thread's hands + 1000 late ~ 4.9 chunks of 256 objects; plus

@@ -66,7 +66,8 @@ class PoolPairIT {
                     "pool: child-first own-takes=0",
                     "pool: bad-pool own-takes=10",
                     "pool: early-caller allocations-delta=1000",
-                    "pool: bridge fields=[public static volatile java.util.function.BiConsumer resized,"
+                    "pool: bridge fields=[public static volatile java.lang.Object cleanerMark,"
+                            + " public static volatile java.util.function.BiConsumer resized,"
                             + " public static volatile java.util.function.BiFunction resize,"
                             + " public static volatile java.util.function.IntFunction allocator,"
                             + " public static volatile java.util.function.LongFunction explicit,"

@@ -2,6 +2,7 @@ package io.kmem4j.it.apps;
 
 import java.lang.management.ManagementFactory;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import javax.management.Attribute;
 import javax.management.AttributeList;
@@ -25,9 +26,44 @@ public final class BeanReads {
     /** Longer than the allocator bean's snapshot age (200 ms). */
     private static final long SNAPSHOT_AGE_MILLIS = 260;
 
-    private static final MBeanServer SERVER = ManagementFactory.getPlatformMBeanServer();
+    private static final MBeanServer SERVER = platformServer();
 
     private BeanReads() {
+    }
+
+    /**
+     * The platform MBean server, created on a thread of its own that then ends: its set-up reads files
+     * with the JDK's temporary direct buffer (8 KiB, {@code sun.nio.ch.Util}, JDK 17-24), which the agent
+     * serves like any other, and the JDK frees a thread's temporary buffers when the thread ends. So the
+     * observer leaves no live buffer and no thread cache behind; its allocation and free stay counted
+     * ({@link #atStart}).
+     */
+    private static MBeanServer platformServer() {
+        Setup t = new Setup();
+        t.start();
+        try {
+            t.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return t.server != null ? t.server : ManagementFactory.getPlatformMBeanServer();
+    }
+
+    /**
+     * A class of its own, not a lambda: a lambda's body is a static method of BeanReads, which another
+     * thread cannot run while BeanReads is still being initialised (it would wait for {@code <clinit>}).
+     */
+    private static final class Setup extends Thread {
+        volatile MBeanServer server;
+
+        Setup() {
+            super("bean-reads-setup");
+        }
+
+        @Override
+        public void run() {
+            server = ManagementFactory.getPlatformMBeanServer();
+        }
     }
 
     /** True when this JVM was started with some {@code -javaagent:} (an allocator bean may appear). */
@@ -36,17 +72,21 @@ public final class BeanReads {
                 .anyMatch(a -> a.startsWith("-javaagent:"));
     }
 
-    /** Prefix of the line {@link #awaitAllocator} prints once the bean is there. */
+    /** Prefix of the line {@link #printAtStart} prints. */
     public static final String AT_START = "beans: at-start ";
 
+    /** What {@link #awaitAllocator} read once the bean was there; empty before or without the agent. */
+    private static volatile Map<String, Long> atStart = Map.of();
+
     /**
-     * Waits up to {@code millis} for the allocator bean when the JVM has a {@code -javaagent:}, not at
-     * all otherwise. Once the bean is there, prints {@value #AT_START} with the allocator's
-     * {@code Allocations}, {@code LiveBuffers}, {@code BytesInUse}, {@code BytesReserved}, the caches'
-     * summed {@code SlabBytes} and the largest slab's objects ({@code LargestSlabBytes}): what the program had allocated through the agent before its own work
-     * began, the observer's share included (the first use of the platform MBean server reads files with
-     * the JDK's temporary direct buffer, 8 KiB, which the agent serves from a slab of its own). Tests that
-     * count exactly subtract it.
+     * Waits up to {@code millis} for the allocator bean (and its SlabCache beans) when the JVM has a
+     * {@code -javaagent:}, not at all otherwise. Once the beans are there, keeps ({@link #atStart}) the
+     * allocator's {@code Allocations}, {@code LiveBuffers}, {@code BytesInUse}, {@code BytesReserved},
+     * the caches' summed {@code SlabBytes} and the largest slab's objects ({@code LargestSlabBytes}):
+     * what the program had through the agent before its own work began, the observer's share
+     * included. The agent registers its beans a second after start; the first use of the platform
+     * MBean server (this class's, on the main thread) reads files with the JDK's temporary direct
+     * buffer (8 KiB, JDK 17-24), which the agent serves from a slab. Tests that count exactly subtract it.
      *
      * @return whether the bean is registered
      */
@@ -67,7 +107,7 @@ public final class BeanReads {
         while (SERVER.queryNames(name(CACHES), null).size() < caches && System.nanoTime() - deadline < 0) {
             Thread.sleep(5);
         }
-        Map<String, Long> start = new java.util.LinkedHashMap<>(
+        Map<String, Long> start = new LinkedHashMap<>(
                 allocator("Allocations", "LiveBuffers", "BytesInUse", "BytesReserved"));
         long slabBytes = 0;
         long largestSlab = 0;
@@ -77,8 +117,36 @@ public final class BeanReads {
         }
         start.put("SlabBytes", slabBytes);
         start.put("LargestSlabBytes", largestSlab);
-        System.out.println(AT_START + format(start));
+        atStart = Map.copyOf(start);
         return true;
+    }
+
+    /**
+     * {@link #awaitAllocator}'s figures, in the order named there; empty without the agent.
+     */
+    public static Map<String, Long> atStart() {
+        Map<String, Long> ordered = new LinkedHashMap<>();
+        for (String k : List.of("Allocations", "LiveBuffers", "BytesInUse", "BytesReserved", "SlabBytes",
+                "LargestSlabBytes")) {
+            if (atStart.containsKey(k)) {
+                ordered.put(k, atStart.get(k));
+            }
+        }
+        return ordered;
+    }
+
+    /** Prints {@value #AT_START} and {@link #atStart()} as {@code key=value} pairs (nothing without the agent). */
+    public static void printAtStart() {
+        if (!atStart.isEmpty()) {
+            System.out.println(AT_START + format(atStart()));
+        }
+    }
+
+    /** {@code " StartAllocations=.. StartLiveBuffers=.."}: {@link #atStart()} to append to a counters line. */
+    public static String atStartFields() {
+        StringBuilder b = new StringBuilder();
+        atStart().forEach((k, v) -> b.append(" Start").append(k).append('=').append(v));
+        return b.toString();
     }
 
     /**

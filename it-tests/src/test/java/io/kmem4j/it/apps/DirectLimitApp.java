@@ -71,6 +71,7 @@ public final class DirectLimitApp {
 
     private static void live(int size) throws Exception {
         boolean bean = BeanReads.awaitAllocator(5000);
+        BeanReads.printAtStart();
         System.out.println("c1b: size=" + size + " allocatorBean=" + bean);
         List<ByteBuffer> live = new ArrayList<>();
         long start = System.nanoTime();

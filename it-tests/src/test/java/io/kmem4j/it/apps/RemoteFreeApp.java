@@ -32,6 +32,7 @@ public final class RemoteFreeApp {
 
     public static void main(String[] args) throws Exception {
         BeanReads.awaitAllocator(5000);
+        BeanReads.printAtStart();
         BlockingQueue<ByteBuffer> queue = new ArrayBlockingQueue<>(256);
         List<ByteBuffer> late = new ArrayList<>();
         Thread a = new Thread(() -> {
