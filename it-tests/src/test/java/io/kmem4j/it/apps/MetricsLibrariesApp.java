@@ -87,7 +87,7 @@ public final class MetricsLibrariesApp {
                 .setMeterProvider(SdkMeterProvider.builder().registerMetricReader(reader).build()).build();
         RuntimeTelemetryBuilder builder = RuntimeTelemetry.builder(otel);
         Experimental.setEmitExperimentalMetrics(builder, true);
-        try (RuntimeTelemetry telemetry = builder.build()) {
+        try (RuntimeTelemetry unused = builder.build()) {
             for (int round = 1; round <= 20; round++) {
                 String before = allocator(server, allocator);
                 List<String> lines = new ArrayList<>();
