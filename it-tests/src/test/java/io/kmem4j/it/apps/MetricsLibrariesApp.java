@@ -25,7 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import javax.management.MBeanServer;
-import javax.management.ObjectName;
 
 /**
  * The three metrics libraries an operator's service already runs, each bound the way its
@@ -63,11 +62,7 @@ public final class MetricsLibrariesApp {
             held.add(ByteBuffer.allocateDirect(30000));
         }
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-        ObjectName allocator = new ObjectName("kmem4j:type=Allocator");
-        for (int i = 0; i < 300 && !server.isRegistered(allocator); i++) {
-            Thread.sleep(100);
-        }
-        if (!server.isRegistered(allocator)) {
+        if (!BeanReads.awaitAllocator(30_000)) {
             System.out.println("no kmem4j:type=Allocator after 30 s");
             System.exit(1);
         }
@@ -89,7 +84,7 @@ public final class MetricsLibrariesApp {
         Experimental.setEmitExperimentalMetrics(builder, true);
         try (RuntimeTelemetry unused = builder.build()) {
             for (int round = 1; round <= 20; round++) {
-                String before = allocator(server, allocator);
+                String before = allocator();
                 List<String> lines = new ArrayList<>();
                 lines.add("micrometer: count=" + (long) gauge(micrometer, "jvm.buffer.count")
                         + " capacity=" + (long) gauge(micrometer, "jvm.buffer.total.capacity")
@@ -120,7 +115,7 @@ public final class MetricsLibrariesApp {
                 }
                 lines.add("otel: count=" + points.get("jvm.buffer.count") + " capacity="
                         + points.get("jvm.buffer.memory.limit") + " used=" + points.get("jvm.buffer.memory.used"));
-                String after = allocator(server, allocator);
+                String after = allocator();
                 if (before.equals(after)) {
                     lines.add(0, "allocator: " + after);
                     for (BufferPoolMXBean p : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
@@ -142,11 +137,9 @@ public final class MetricsLibrariesApp {
         System.exit(1);
     }
 
-    private static String allocator(MBeanServer server, ObjectName name) throws Exception {
-        // older than the beans' shared snapshot (200 ms): this read is a fresh one
-        Thread.sleep(250);
-        return "count=" + server.getAttribute(name, "LiveBuffers") + " capacity=" + server.getAttribute(name, "BytesInUse")
-                + " used=" + server.getAttribute(name, "BytesReserved");
+    private static String allocator() throws Exception {
+        Map<String, Long> a = BeanReads.freshAllocator("LiveBuffers", "BytesInUse", "BytesReserved");
+        return "count=" + a.get("LiveBuffers") + " capacity=" + a.get("BytesInUse") + " used=" + a.get("BytesReserved");
     }
 
     private static double gauge(SimpleMeterRegistry registry, String name) {

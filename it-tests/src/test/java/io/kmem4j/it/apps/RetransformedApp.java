@@ -1,12 +1,10 @@
 package io.kmem4j.it.apps;
 
-import java.lang.management.ManagementFactory;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import javax.management.MBeanServer;
-import javax.management.ObjectName;
+import java.util.Map;
 
 /**
  * Runs beside {@link RetransformingAgent} and an agent that registers {@code kmem4j:type=Allocator}:
@@ -26,30 +24,23 @@ public final class RetransformedApp {
     }
 
     public static void main(String[] args) throws Exception {
-        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-        ObjectName allocator = new ObjectName("kmem4j:type=Allocator");
-        for (int i = 0; i < 300 && !server.isRegistered(allocator); i++) {
-            Thread.sleep(100);
-        }
-        if (!server.isRegistered(allocator)) {
+        if (!BeanReads.awaitAllocator(30_000)) {
             System.out.println("no kmem4j:type=Allocator after 30 s");
             System.exit(1);
         }
         Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
         f.setAccessible(true);
         sun.misc.Unsafe unsafe = (sun.misc.Unsafe) f.get(null);
-        boolean ok = phase("before", server, allocator, unsafe);
+        boolean ok = phase("before", unsafe);
         Class.forName("io.kmem4j.it.apps.RetransformingAgent").getMethod("retransformAgain").invoke(null);
         System.out.println("retransformed again");
-        ok &= phase("after", server, allocator, unsafe);
+        ok &= phase("after", unsafe);
         System.out.println(ok ? "contents: ok" : "contents: WRONG");
         System.exit(ok ? 0 : 1);
     }
 
-    private static boolean phase(String name, MBeanServer server, ObjectName allocator, sun.misc.Unsafe unsafe)
-            throws Exception {
-        long allocations = read(server, allocator, "Allocations");
-        long frees = read(server, allocator, "ExplicitFrees");
+    private static boolean phase(String name, sun.misc.Unsafe unsafe) throws Exception {
+        Map<String, Long> before = BeanReads.freshAllocator("Allocations", "ExplicitFrees");
         long[] agentBefore = agentCounts();
         boolean ok = true;
         List<ByteBuffer> buffers = new ArrayList<>();
@@ -61,8 +52,9 @@ public final class RetransformedApp {
         }
         buffers.forEach(unsafe::invokeCleaner);
         long[] agentAfter = agentCounts();
-        System.out.println(name + ": allocations=" + (read(server, allocator, "Allocations") - allocations)
-                + " explicitFrees=" + (read(server, allocator, "ExplicitFrees") - frees));
+        Map<String, Long> after = BeanReads.freshAllocator("Allocations", "ExplicitFrees");
+        System.out.println(name + ": allocations=" + (after.get("Allocations") - before.get("Allocations"))
+                + " explicitFrees=" + (after.get("ExplicitFrees") - before.get("ExplicitFrees")));
         System.out.println(name + ": agent allocateDirect=" + (agentAfter[0] - agentBefore[0])
                 + " duplicate=" + (agentAfter[1] - agentBefore[1]) + " slice=" + (agentAfter[2] - agentBefore[2]));
         return ok;
@@ -74,11 +66,5 @@ public final class RetransformedApp {
 
     private static long count(String method) {
         return Long.parseLong(System.getProperty("retransforming-agent." + method, "0"));
-    }
-
-    /** A fresh read: older than the beans' shared snapshot (200 ms). */
-    private static long read(MBeanServer server, ObjectName name, String attribute) throws Exception {
-        Thread.sleep(250);
-        return ((Number) server.getAttribute(name, attribute)).longValue();
     }
 }
