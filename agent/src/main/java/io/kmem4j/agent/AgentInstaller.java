@@ -6,15 +6,20 @@ import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.Set;
+import javax.management.MBeanServer;
 
 import io.kmem4j.agent.bridge.AgentThread;
 import io.kmem4j.agent.bridge.BootstrapBridge;
 import io.kmem4j.agent.bridge.JdkClassTransformer;
 import io.kmem4j.agent.bridge.Interceptor;
 import io.kmem4j.agent.bridge.OwnedLifecycleInstaller;
+import io.kmem4j.agent.bridge.PlatformBufferPool;
 import io.kmem4j.agent.config.AgentConfig;
 import io.kmem4j.agent.config.AgentVersion;
+import io.kmem4j.agent.jmx.AllocatorView;
+import io.kmem4j.agent.jmx.Kmem4jBufferPool;
 import io.kmem4j.agent.jmx.Kmem4jMBeans;
+import io.kmem4j.agent.jmx.StatsSnapshots;
 import io.kmem4j.agent.jmx.PoolsView;
 import io.kmem4j.agent.log.AgentLog;
 import io.kmem4j.agent.pool.PoolRouter;
@@ -37,6 +42,7 @@ import org.slf4j.Logger;
  *   <li>with {@code presets}, {@code pools} or {@code excludeCallers}: point the bridge's pool fields at a
  *       {@link PoolRouter} and install the {@link PoolTransformer} (which retransforms the pools' and the
  *       excluded classes already loaded);</li>
+ *   <li>add the {@code kmem4j} pool to the platform's buffer pools ({@link PlatformBufferPool});</li>
  *   <li>register the MXBeans (on a daemon thread) and a shutdown hook that detaches the allocator.</li>
  * </ol>
  */
@@ -215,7 +221,15 @@ public final class AgentInstaller {
         }
         Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown",
             () -> shutdown(members, interceptor, pools == null ? null : pools.router(), allocator, config)));
-        startJmx(allocator, config.effective, interceptor, pools);
+        // in premain, before any other agent or the application reads the platform's buffer pools
+        final StatsSnapshots snapshots = new StatsSnapshots(allocator::stats);
+        final Kmem4jBufferPool bufferPool = new Kmem4jBufferPool(snapshots);
+        final String notListed = PlatformBufferPool.install(inst, members, bufferPool);
+        if (notListed != null) {
+            log.warn("the kmem4j pool is not in the platform's buffer pools (metrics libraries do not show it): {}",
+                notListed);
+        }
+        startJmx(allocator, snapshots, notListed == null ? bufferPool : null, config.effective, interceptor, pools);
         final long t4 = System.nanoTime();
         log.debug("installed in {} ms: java.base access, bridge and owned lifecycle {} ms, allocator {} ms,"
                 + " ByteBuffer retransformation and pools {} ms", (t4 - t1) / 1_000_000, (t2 - t1) / 1_000_000,
@@ -261,19 +275,25 @@ public final class AgentInstaller {
     /** The beans are registered this long after the agent starts, ms. */
     static final long JMX_DELAY_MILLIS = 1000;
 
-    private static void startJmx(final SlabAllocator allocator, final Map<String, String> config,
+    private static void startJmx(final SlabAllocator allocator, final StatsSnapshots snapshots,
+                                 final Kmem4jBufferPool bufferPool, final Map<String, String> config,
                                  final Interceptor interceptor, final PoolsView pools) {
         final Thread t = new AgentThread("kmem4j-jmx", () -> {
             try {
                 // Later, not at start: the platform MBean server and the beans' introspection cost some
                 // 150 ms of CPU, which a program that ends within the second (or never looks) should not pay.
                 Thread.sleep(JMX_DELAY_MILLIS);
-                final Kmem4jMBeans.Registration r = Kmem4jMBeans.register(ManagementFactory.getPlatformMBeanServer(),
-                    allocator, config, interceptor::failures);
+                final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+                final Kmem4jMBeans.Registration r = Kmem4jMBeans.register(server,
+                    new AllocatorView(snapshots, allocator, config, interceptor::failures));
                 final Logger log = AgentLog.get(AgentInstaller.class);
                 log.debug("registered {} and {} SlabCache beans", r.allocator(), r.caches().size());
                 for (final String problem : r.problems()) {
                     log.warn("JMX: {}", problem);
+                }
+                final String poolProblem = bufferPool == null ? null : Kmem4jBufferPool.registerOnPlatform(bufferPool);
+                if (poolProblem != null) {
+                    log.warn("JMX: {}", poolProblem);
                 }
                 if (pools != null && r.allocator() != null) {
                     registerPools(pools, r.allocator().toString().replace("type=Allocator", "type=Pools"));

@@ -72,7 +72,8 @@ class PoolPairIT {
                             + " public static volatile java.util.function.IntFunction allocator,"
                             + " public static volatile java.util.function.LongFunction explicit,"
                             + " public static volatile java.util.function.Predicate release,"
-                            + " public static volatile java.util.function.Predicate releaseThenOriginal]"
+                            + " public static volatile java.util.function.Predicate releaseThenOriginal,"
+                            + " public static volatile java.util.function.UnaryOperator bufferPools]"
                             + " methods=[public static java.nio.ByteBuffer allocateDirectJdk]",
                     "pool: ok");
             List<String> warnings = jvm.stderrLines().stream().filter(l -> l.startsWith("[kmem4j] WARN"))

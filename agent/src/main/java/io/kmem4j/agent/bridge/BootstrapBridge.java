@@ -10,6 +10,7 @@ import java.util.function.BiFunction;
 import java.util.function.IntFunction;
 import java.util.function.LongFunction;
 import java.util.function.Predicate;
+import java.util.function.UnaryOperator;
 
 import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.MethodVisitor;
@@ -30,6 +31,7 @@ import net.bytebuddy.jar.asm.Type;
  *       public static volatile BiFunction resize;      // pool resize: (ByteBuffer, Long) -> see pool.PoolResizeAdvice
  *       public static volatile BiConsumer resized;     // pool resize done: (what resize answered, the body's result or null)
  *       public static volatile Object cleanerMark;     // the mark of kmem4j's cleaners outside the JDK's list (see JdkClassTransformer)
+ *       public static volatile UnaryOperator bufferPools = UnaryOperator.identity(); // the platform's buffer pools -> the same with kmem4j's (see PlatformBufferPool)
  *       public static ByteBuffer allocateDirectJdk(int capacity) { return new DirectByteBuffer(capacity); }
  *   }
  * </pre>
@@ -49,6 +51,7 @@ public final class BootstrapBridge {
     static final String RESIZE = "resize";
     static final String RESIZED = "resized";
     static final String CLEANER_MARK = "cleanerMark";
+    static final String BUFFER_POOLS = "bufferPools";
     public static final String JDK_ALLOCATE = "allocateDirectJdk";
 
     /** The bridge's members, resolved and shape-checked. */
@@ -60,6 +63,7 @@ public final class BootstrapBridge {
         public final Field resize;
         public final Field resized;
         public final Field cleanerMark;
+        public final Field bufferPools;
         public final Method allocateDirectJdk;
 
         private Members(final Class<?> bridge) throws ReflectiveOperationException {
@@ -70,6 +74,7 @@ public final class BootstrapBridge {
             resize = field(bridge, RESIZE, BiFunction.class);
             resized = field(bridge, RESIZED, BiConsumer.class);
             cleanerMark = field(bridge, CLEANER_MARK, Object.class);
+            bufferPools = field(bridge, BUFFER_POOLS, UnaryOperator.class);
             allocateDirectJdk = bridge.getMethod(JDK_ALLOCATE, int.class);
         }
 
@@ -102,6 +107,16 @@ public final class BootstrapBridge {
         cw.visitField(psv, RESIZE, Type.getDescriptor(BiFunction.class), null, null).visitEnd();
         cw.visitField(psv, RESIZED, Type.getDescriptor(BiConsumer.class), null, null).visitEnd();
         cw.visitField(psv, CLEANER_MARK, Type.getDescriptor(Object.class), null, null).visitEnd();
+        cw.visitField(psv, BUFFER_POOLS, Type.getDescriptor(UnaryOperator.class), null, null).visitEnd();
+        final MethodVisitor clinit = cw.visitMethod(Opcodes.ACC_STATIC, "<clinit>", "()V", null, null);
+        clinit.visitCode();
+        clinit.visitMethodInsn(Opcodes.INVOKESTATIC, Type.getInternalName(UnaryOperator.class), "identity",
+            "()" + Type.getDescriptor(UnaryOperator.class), true);
+        clinit.visitFieldInsn(Opcodes.PUTSTATIC, CLASS_NAME.replace('.', '/'), BUFFER_POOLS,
+            Type.getDescriptor(UnaryOperator.class));
+        clinit.visitInsn(Opcodes.RETURN);
+        clinit.visitMaxs(0, 0);
+        clinit.visitEnd();
         final MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, JDK_ALLOCATE,
             "(I)Ljava/nio/ByteBuffer;", null, null);
         mv.visitCode();

@@ -10,6 +10,8 @@ import io.kmem4j.core.SlabAllocator;
  * The bridge's delegate: {@code capacity -> slab buffer}, or {@code null} to let the JDK allocate.
  * Anything unexpected falls back to the JDK; the first such failure is logged once.
  *
+ * The agent's own threads ({@link AgentThread}) get {@link AgentBuffers}, never slab buffers.
+ *
  * <p>Threads: called by every thread that calls {@code ByteBuffer.allocateDirect}.
  */
 public final class Interceptor implements IntFunction<ByteBuffer> {
@@ -28,7 +30,8 @@ public final class Interceptor implements IntFunction<ByteBuffer> {
     @Override
     public ByteBuffer apply(final int capacity) {
         if (Thread.currentThread() instanceof AgentThread) {
-            return null; // the agent's own allocations go to the JDK
+            // the agent's own: never the slabs, and outside the application's budget (null: the JDK's path)
+            return AgentBuffers.allocate(capacity);
         }
         try {
             return allocator.tryAllocate(capacity);

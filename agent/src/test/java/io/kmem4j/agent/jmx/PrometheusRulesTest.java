@@ -35,7 +35,7 @@ class PrometheusRulesTest {
     private static final Pattern METRIC_NAME = Pattern.compile("[a-zA-Z_:][a-zA-Z0-9_:]*");
 
     /** The stable names: attribute to metric. Attributes missing here must not be exported. */
-    private static final Map<String, String> ALLOCATOR_METRICS = Map.ofEntries(
+    static final Map<String, String> ALLOCATOR_METRICS = Map.ofEntries(
         Map.entry("Allocations", "kmem4j_allocations_total"),
         Map.entry("Frees", "kmem4j_frees_total"),
         Map.entry("ExplicitFrees", "kmem4j_explicit_frees_total"),
@@ -61,7 +61,7 @@ class PrometheusRulesTest {
         Map.entry("MagazineHitRate", "kmem4j_magazine_hit_ratio"),
         Map.entry("Configuration", "kmem4j_configuration"),
         Map.entry("Enabled", "kmem4j_enabled"));
-    private static final Map<String, String> CACHE_METRICS = Map.ofEntries(
+    static final Map<String, String> CACHE_METRICS = Map.ofEntries(
         Map.entry("Allocations", "kmem4j_cache_allocations_total"),
         Map.entry("Frees", "kmem4j_cache_frees_total"),
         Map.entry("MagazineHits", "kmem4j_cache_magazine_hits_total"),

@@ -1,0 +1,114 @@
+package io.kmem4j.agent.bridge;
+
+import java.lang.instrument.ClassFileTransformer;
+import java.security.ProtectionDomain;
+import java.util.function.UnaryOperator;
+
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.jar.asm.Type;
+
+/**
+ * Rewrites {@code sun.management.ManagementFactoryHelper.getBufferPoolMXBeans()} so that every
+ * {@code return list} becomes {@code return (List) java.nio.Kmem4jBridge.bufferPools.apply(list)}:
+ * three instructions before each {@code areturn}, no branch (the bridge's field is never null, the
+ * identity until the agent sets it), one more stack slot; every other method and the class's shape
+ * stay as they are. Written with the ASM that ships inside ByteBuddy, directly: ByteBuddy's advice
+ * would cost tens of milliseconds of start-up for a class of this size, this costs about one.
+ *
+ * <p>The transformer stays registered, so a later retransformation of the class by anyone (another
+ * agent) keeps the rewrite. A class file newer than the bundled ASM reads is left alone
+ * ({@link JdkClassTransformer#unreadable}); {@link #failure()} says why.
+ *
+ * <p>Threads: {@link #transform} runs on whichever thread loads or retransforms the class.
+ */
+final class BufferPoolListTransformer implements ClassFileTransformer {
+    static final String HELPER = "sun/management/ManagementFactoryHelper";
+    static final String METHOD = "getBufferPoolMXBeans";
+    static final String DESCRIPTOR = "()Ljava/util/List;";
+    private static final String OPERATOR = Type.getInternalName(UnaryOperator.class);
+
+    private volatile String failure;
+    private volatile boolean rewritten;
+
+    /** @return why the last transformation of the class failed, or {@code null} */
+    String failure() {
+        return failure;
+    }
+
+    /** @return true once the method was found and rewritten */
+    boolean rewritten() {
+        return rewritten;
+    }
+
+    @Override
+    public byte[] transform(final Module module, final ClassLoader loader, final String className,
+                            final Class<?> classBeingRedefined, final ProtectionDomain protectionDomain,
+                            final byte[] classfileBuffer) {
+        if (loader != null || !HELPER.equals(className)) {
+            return null;
+        }
+        try {
+            final String problem = JdkClassTransformer.unreadable(classfileBuffer, false);
+            if (problem != null) {
+                failure = problem;
+                return null;
+            }
+            final byte[] bytes = rewrite(classfileBuffer);
+            rewritten = true;
+            return bytes;
+        } catch (final Throwable t) {
+            failure = t.toString(); // a transformer must not throw
+            return null;
+        }
+    }
+
+    /**
+     * @param classFile {@code ManagementFactoryHelper}'s class file
+     * @return the rewritten class file
+     * @throws IllegalStateException when the class has no {@code List getBufferPoolMXBeans()}
+     */
+    static byte[] rewrite(final byte[] classFile) {
+        final ClassReader reader = new ClassReader(classFile);
+        final ClassWriter writer = new ClassWriter(reader, 0);
+        final boolean[] found = new boolean[1];
+        reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
+            @Override
+            public MethodVisitor visitMethod(final int access, final String name, final String descriptor,
+                                             final String signature, final String[] exceptions) {
+                final MethodVisitor mv = super.visitMethod(access, name, descriptor, signature, exceptions);
+                if (!METHOD.equals(name) || !DESCRIPTOR.equals(descriptor)) {
+                    return mv;
+                }
+                found[0] = true;
+                return new MethodVisitor(Opcodes.ASM9, mv) {
+                    @Override
+                    public void visitInsn(final int opcode) {
+                        if (opcode == Opcodes.ARETURN) {
+                            // stack: list -> list, operator -> operator, list -> result -> (List) result
+                            super.visitFieldInsn(Opcodes.GETSTATIC, BootstrapBridge.CLASS_NAME.replace('.', '/'),
+                                BootstrapBridge.BUFFER_POOLS, "L" + OPERATOR + ";");
+                            super.visitInsn(Opcodes.SWAP);
+                            super.visitMethodInsn(Opcodes.INVOKEINTERFACE, OPERATOR, "apply",
+                                "(Ljava/lang/Object;)Ljava/lang/Object;", true);
+                            super.visitTypeInsn(Opcodes.CHECKCAST, "java/util/List");
+                        }
+                        super.visitInsn(opcode);
+                    }
+
+                    @Override
+                    public void visitMaxs(final int maxStack, final int maxLocals) {
+                        super.visitMaxs(maxStack + 1, maxLocals);
+                    }
+                };
+            }
+        }, 0);
+        if (!found[0]) {
+            throw new IllegalStateException(HELPER + " has no " + METHOD + DESCRIPTOR);
+        }
+        return writer.toByteArray();
+    }
+}
