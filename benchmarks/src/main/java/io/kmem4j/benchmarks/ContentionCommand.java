@@ -64,7 +64,7 @@ public final class ContentionCommand implements Callable<Integer> {
     }
 
     private List<Map<String, String>> fork(final String allocator) throws IOException, InterruptedException {
-        final List<String> cmd = new ArrayList<>(List.of(java.toString(), Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.XMS, Jvm.XMX,
+        final List<String> cmd = new ArrayList<>(List.of(java.toString(), Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX,
             Jvm.MAX_DIRECT, Jvm.NETTY_NO_LEAK_DETECTION));
         if (Flavour.WITH_AGENT.contains(allocator)) {
             if (!Files.isRegularFile(agent)) {

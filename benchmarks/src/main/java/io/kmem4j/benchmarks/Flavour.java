@@ -325,6 +325,9 @@ abstract class Flavour implements AutoCloseable {
                 if (mark != null && !OwnedLifecycle.enabled()) {
                     OwnedLifecycle.enable(mark);
                 }
+            } catch (final IllegalStateException | IllegalArgumentException e) {
+                // the agent is there but this copy cannot build its cleaners: say so, the figures would mislead
+                System.err.println("[bench] kmem4jTracked: cleaners in the JDK's list: " + e.getMessage());
             } catch (final ReflectiveOperationException | RuntimeException noAgent) {
                 // without the agent: cleaners in the JDK's list
             }

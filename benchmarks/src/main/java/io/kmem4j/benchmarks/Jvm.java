@@ -4,7 +4,7 @@ package io.kmem4j.benchmarks;
  * JVM flags of every benchmark fork, as compile-time constants for {@code @Fork(jvmArgsAppend = ...)}.
  *
  * <ul>
- *   <li>{@link #ADD_EXPORTS}, {@link #ADD_OPENS}: what {@code allocator-core} needs when it runs
+ *   <li>{@link #ADD_EXPORTS}, {@link #ADD_OPENS}, {@link #ADD_OPENS_REF}: what {@code allocator-core} needs when it runs
  *       without the agent (Agrona's {@code UnsafeApi}; the JDK's mapped-buffer constructor, also
  *       used by the {@code floor} flavour).</li>
  *   <li>A fixed 1 GiB heap, so GC behaviour (which drives {@link GcOnlyBenchmark}) does not
@@ -20,6 +20,12 @@ package io.kmem4j.benchmarks;
 final class Jvm {
     static final String ADD_EXPORTS = "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED";
     static final String ADD_OPENS = "--add-opens=java.base/java.nio=ALL-UNNAMED";
+    /**
+     * The JDK cleaner's package (JDK 17-25), for the tracked flavours' owned lifecycle: their copy of
+     * allocator-core builds cleaners outside the JDK's list with the agent's mark, which needs deep access
+     * to {@code jdk.internal.ref.Cleaner} (on 26+ the cleaner lives in {@code java.nio}, opened above).
+     */
+    static final String ADD_OPENS_REF = "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED";
     static final String XMS = "-Xms1g";
     static final String XMX = "-Xmx1g";
     static final String MAX_DIRECT = "-XX:MaxDirectMemorySize=3g";

@@ -46,7 +46,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 @Warmup(iterations = 0)
 @Measurement(iterations = 1)
 @Fork(value = 1, jvmArgsAppend = {
-    Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.SMALL_XMS, Jvm.SMALL_XMX, Jvm.PRE_TOUCH, Jvm.MEMORY_MAX_DIRECT,
+    Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.SMALL_XMS, Jvm.SMALL_XMX, Jvm.PRE_TOUCH, Jvm.MEMORY_MAX_DIRECT,
     Jvm.NETTY_NO_LEAK_DETECTION})
 public class MemoryBenchmark {
     /** Live buffers after the burst (about 43 MB of the size mix). */

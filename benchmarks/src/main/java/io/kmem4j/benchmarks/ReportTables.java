@@ -174,6 +174,42 @@ final class ReportTables {
         return b.toString();
     }
 
+    /**
+     * @return the goals of issue 14 (scaling without the JDK's cleaner lock), measured in this run: each
+     *         kmem4j flavour's 2-thread ring against its own 1-thread ring and against the JDK's 2-thread
+     *         ring, producer/consumer and GC-only against the JDK. Contention per operation is measured by
+     *         {@code benchmarks/run --contention}, not here.
+     */
+    String scalingGoals() {
+        final StringBuilder b = new StringBuilder();
+        header(b, List.of("goal", "measured", "target", "met?", "from"));
+        for (final String a : List.of("kmem4jTracked", "kmem4jAgent")) {
+            scaling(b, a);
+            final Optional<Row> k2 = find("RingBenchmark.ring2", "256", 2, a);
+            final Optional<Row> j2 = find("RingBenchmark.ring2", "256", 2, "jdk");
+            final Double v = k2.isPresent() && j2.isPresent() ? j2.get().score() / k2.get().score() : null;
+            goal(b, flavour(a) + " 256 B, 2 threads vs JDK, 2 threads", v, "≥ 2.5×", v != null && v >= 2.5,
+                "RingBenchmark.ring2 size=256");
+        }
+        for (final String size : List.of("256", "4096")) {
+            speedup(b, "producer/consumer tracked " + size + " B vs JDK", "ProducerConsumerBenchmark.pc", size,
+                "kmem4jTracked", "jdk", 2);
+        }
+        for (final String a : List.of("kmem4jTracked", "kmem4jAgent")) {
+            for (final String size : List.of("256", "4096")) {
+                speedup(b, "GC-only " + flavour(a) + " " + size + " B vs JDK", "GcOnlyBenchmark.dropped", size, a,
+                    "jdk", 1.5);
+            }
+        }
+        b.append("\nRing rates at 2 threads are the total of both threads; \"vs JDK\" is the JDK's ns/op over")
+            .append(" kmem4j's in the same run.\n");
+        return b.toString();
+    }
+
+    private static String flavour(final String allocator) {
+        return allocator.substring(6).toLowerCase(Locale.ROOT);
+    }
+
     private void speedup(final StringBuilder b, final String goal, final String benchmark, final String size,
                          final String allocator, final String base, final double target) {
         final Optional<Row> k = find(benchmark, size, 1, allocator);
@@ -195,7 +231,7 @@ final class ReportTables {
         final Optional<Row> one = find("RingBenchmark.ring1", "256", 1, allocator);
         final Optional<Row> two = find("RingBenchmark.ring2", "256", 2, allocator);
         final Double v = one.isPresent() && two.isPresent() ? 2 * one.get().score() / two.get().score() : null;
-        goal(b, allocator.substring(6).toLowerCase(Locale.ROOT) + " 256 B: 2 threads vs 1", v, "≥ 1.6×",
+        goal(b, flavour(allocator) + " 256 B: 2 threads vs 1", v, "≥ 1.6×",
             v != null && v >= 1.6, "RingBenchmark.ring1/ring2 size=256");
     }
 
