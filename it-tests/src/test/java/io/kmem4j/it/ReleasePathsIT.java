@@ -21,8 +21,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code sun.misc.Unsafe.invokeCleaner}, {@code jdk.internal.misc.Unsafe.invokeCleaner},
  * {@code cleaner().clean()} (its type is {@code jdk.internal.ref.Cleaner} on 17-25 and
  * {@code sun.nio.Cleaner} on 26+), GC (on the "Reference Handler" thread on 17-25, on
- * {@code java.nio.BufferCleaner}'s on 26+, counted as {@code GcFrees}), and Netty 4.1's and 4.2's
- * {@code PlatformDependent.freeDirectBuffer}; and views ({@code duplicate}, {@code slice},
+ * {@code java.nio.BufferCleaner}'s on 26+, counted as {@code GcFrees}), Netty 4.1's and 4.2's
+ * {@code PlatformDependent.freeDirectBuffer}, Agrona's {@code BufferUtil.free} and the JDK's own
+ * temporary-buffer cache ({@code sun.nio.ch.Util}, freed as its thread ends; a kmem4j buffer on 17-23,
+ * not one on 24+); and views ({@code duplicate}, {@code slice},
  * {@code asReadOnlyBuffer}, {@code asLongBuffer}) keep a dropped root's memory and contents through GC
  * and reuse, a view is refused by {@code invokeCleaner}, and the root is freed once when the views go.
  * With the agent's owned lifecycle (default) these are the JDK cleaners outside the JDK's list, on
@@ -34,7 +36,8 @@ class ReleasePathsIT {
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(90);
     private static final String APP = "io.kmem4j.it.apps.ReleasePathsApp";
     private static final List<String> EXPLICIT_PATHS = List.of("sun.misc.Unsafe.invokeCleaner",
-            "jdk.internal.misc.Unsafe.invokeCleaner", "cleaner().clean()", "PlatformDependent.freeDirectBuffer");
+            "jdk.internal.misc.Unsafe.invokeCleaner", "cleaner().clean()", "PlatformDependent.freeDirectBuffer",
+            "BufferUtil.free");
 
     static Stream<Arguments> cases() {
         return TestJdks.all().flatMap(jdk -> Stream.of(Arguments.of(jdk, "4.1"), Arguments.of(jdk, "4.2")));
@@ -43,7 +46,8 @@ class ReleasePathsIT {
     @ParameterizedTest(name = "Netty {1} on {0}")
     @MethodSource("cases")
     void everyReleasePathFreesOnceAndASecondReleaseNothing(Jdk jdk, String netty) {
-        String cp = AppRun.classpath(AppRun.appClasses()) + java.io.File.pathSeparator + NettyPresetIT.nettyJars(netty);
+        String cp = AppRun.classpath(AppRun.appClasses(), AppRun.codeSource("org.agrona.BufferUtil"))
+                + java.io.File.pathSeparator + NettyPresetIT.nettyJars(netty);
         List<String> flags = new ArrayList<>(Cleaners.cleanerCleanExports(jdk.feature()));
         flags.add("--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED");
         if (netty.equals("4.2") && jdk.feature() >= 24) {
@@ -54,7 +58,7 @@ class ReleasePathsIT {
         AppRun plain = AppRun.run(jdk, label + "-plain", flags, cp, APP, RUN_TIMEOUT);
         assertThat(plain.exit()).as("exit code of %s (the JDK alone)\n%s", plain, plain.description()).isZero();
         assertThat(plain.stdout().stream().filter(l -> l.startsWith("release-paths: ")))
-                .as("every path ran on the JDK alone\n%s", plain.description()).hasSize(EXPLICIT_PATHS.size() + 3);
+                .as("every path ran on the JDK alone\n%s", plain.description()).hasSize(EXPLICIT_PATHS.size() + 4);
 
         List<String> agentFlags = new ArrayList<>(flags);
         agentFlags.add(AppRun.javaagent(null));
@@ -65,6 +69,10 @@ class ReleasePathsIT {
             expected.add("release-paths: " + path + " served=1 frees=1 explicit=1 gc=0 again=0 againExplicit=0");
         }
         expected.add("release-paths: GC served=1 frees=1 explicit=0 gc=1 again=0 againExplicit=0");
+        // the JDK frees its temporary buffer with cleaner().clean() (or invokeCleaner) as the thread ends
+        expected.add(jdk.feature() < 24
+                ? "release-paths: temporary buffer at thread end served=1 frees=1 explicit=1 gc=0 again=0 againExplicit=0"
+                : "release-paths: temporary buffer at thread end served=0 frees=0 explicit=0 gc=0 again=0 againExplicit=0");
         expected.add("release-paths: views gcWhileViewsLive=0 contentsKept=true viewRefused=true gcAfterViewsDropped=1");
         expected.add("release-paths: done doubleFrees=0 interceptorFailures=0");
         assertThat(agent.stdout().stream().filter(l -> l.startsWith("release-paths: ")))

@@ -21,7 +21,12 @@ import java.util.Map;
  *       buffers filled with {@code 0xFF} every view still reads {@code 0xAB} and nothing was freed; the
  *       views dropped, GC frees the block once;</li>
  *   <li>Netty's {@code PlatformDependent.freeDirectBuffer} (Netty on the class path; Netty 4.2 on
- *       JDK 24+ needs {@code -Dio.netty.noUnsafe=false} for it, else it refuses a JDK buffer).</li>
+ *       JDK 24+ needs {@code -Dio.netty.noUnsafe=false} for it, else it refuses a JDK buffer);</li>
+ *   <li>Agrona's {@code BufferUtil.free} (Agrona on the class path);</li>
+ *   <li>the JDK's own: {@code sun.nio.ch.Util}'s temporary direct buffer of a thread that writes a heap
+ *       buffer to a file, freed by the JDK when the thread ends (JDK 17-23 take it from
+ *       {@code allocateDirect}, so kmem4j serves it; 24+ allocate it otherwise, JDK-8344882:
+ *       {@code served=0}).</li>
  * </ol>
  * stdout, per path: {@code release-paths: <path> served=<a> frees=<d1> explicit=<e1> gc=<g1> again=<d2> againExplicit=<e2>}, the
  * deltas of {@code Allocations}, {@code Frees}, {@code ExplicitFrees} and {@code GcFrees} after the first release and of
@@ -55,6 +60,8 @@ public final class ReleasePathsApp {
         failed |= views();
         PlatformDependent.hasUnsafe(); // Netty's start-up allocations before the path's first reading
         failed |= path("PlatformDependent.freeDirectBuffer", PlatformDependent::freeDirectBuffer);
+        failed |= path("BufferUtil.free", org.agrona.BufferUtil::free);
+        failed |= temporaryBuffer();
         Map<String, Long> end = BeanReads.freshAllocator(COUNTERS);
         System.out.println("release-paths: done doubleFrees=" + end.getOrDefault("DoubleFrees", -1L)
                 + " interceptorFailures=" + end.getOrDefault("InterceptorFailures", -1L));
@@ -109,6 +116,33 @@ public final class ReleasePathsApp {
         System.out.println("release-paths: GC served=" + delta(before, after, "Allocations")
                 + " frees=" + delta(before, after, "Frees") + " explicit="
                 + delta(before, after, "ExplicitFrees") + " gc=" + delta(before, after, "GcFrees") + " again=0 againExplicit=0");
+        return false;
+    }
+
+    /** sun.nio.ch.Util's per-thread temporary buffer: taken by a write of a heap buffer, freed at the thread's end. */
+    private static boolean temporaryBuffer() throws Exception {
+        Map<String, Long> before = BeanReads.freshAllocator(COUNTERS);
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("release-paths", ".bin");
+        Throwable[] failure = new Throwable[1];
+        Thread writer = new Thread(() -> {
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(new byte[SIZE]));
+            } catch (Throwable t) {
+                failure[0] = t;
+            }
+        }, "release-paths-writer");
+        writer.start();
+        writer.join();
+        java.nio.file.Files.delete(file);
+        if (failure[0] != null) {
+            System.out.println("release-paths: FAIL temporary buffer " + failure[0]);
+            return true;
+        }
+        Map<String, Long> after = BeanReads.freshAllocator(COUNTERS);
+        System.out.println("release-paths: temporary buffer at thread end served=" + delta(before, after, "Allocations")
+                + " frees=" + delta(before, after, "Frees") + " explicit=" + delta(before, after, "ExplicitFrees")
+                + " gc=" + delta(before, after, "GcFrees") + " again=0 againExplicit=0");
         return false;
     }
 
