@@ -71,15 +71,25 @@ public final class AgentInstaller {
      * @param dynamic true for a dynamic attach
      */
     public static void installSafely(final String args, final Instrumentation inst, final boolean dynamic) {
+        final String earlier = System.getProperty(STATE_PROPERTY);
+        if (earlier != null) {
+            // an earlier load that is not serving (off, or enabled=false) stays what it is: its bean and its
+            // summary tell the truth; serving loads are told apart in install() by the bridge
+            System.err.println("[kmem4j] INFO kmem4j was already loaded into this JVM and is " + earlier + "; this "
+                + (dynamic ? "attach" : "agent") + " changes nothing");
+            return;
+        }
         final AgentConfig config;
         try {
             config = configure(args);
         } catch (final Throwable t) {
             error("kmem4j is disabled, the application runs on the JDK's allocator: " + describe(t));
+            markState("off (" + describe(t) + ")");
             registerDisabled(describe(t), Map.of());
             return;
         }
         if (config == null) {
+            markState("disabled (enabled=false)");
             return; // enabled=false
         }
         try {
@@ -92,6 +102,20 @@ public final class AgentInstaller {
         } catch (final Throwable t) {
             off(config, describe(t), "kmem4j is disabled, the application runs on the JDK's allocator: "
                 + describe(t), true);
+        }
+    }
+
+    /**
+     * The JVM-wide record of a load that is not serving, read by any later load (another copy of the agent
+     * has its own classes, so it must be a system property). Not a {@code kmem4j.*} name: those are settings.
+     */
+    static final String STATE_PROPERTY = "io.kmem4j.agent.state";
+
+    private static void markState(final String state) {
+        try {
+            System.setProperty(STATE_PROPERTY, state);
+        } catch (final Throwable ignored) {
+            // a security manager may refuse: then a later load decides by itself
         }
     }
 
@@ -124,6 +148,7 @@ public final class AgentInstaller {
      * @param failed true for an ERROR (something failed), false for a WARN (this JDK does not match)
      */
     private static void off(final AgentConfig config, final String reason, final String line, final boolean failed) {
+        markState("off (" + reason + ")");
         if (failed) {
             error(line);
         } else {

@@ -303,6 +303,37 @@ class ObservabilityIT {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
+    void attachToAJvmWhoseAgentIsOffChangesNothingAndSaysWhy(Jdk jdk) {
+        try (ForkedJvm jvm = ForkedJvm.builder(jdk, "obs-attach-off-" + jdk.label())
+                .jvmArgs("-javaagent:" + Artifacts.agentJar() + "=magazineRounds=abc")
+                .jar(Artifacts.samplesJar())
+                .programArgs("echo", "--messages", "100", "--connections", "1", "--hold")
+                .start()) {
+            jvm.awaitStdoutLine("echo: holding", RUN_TIMEOUT);
+
+            AgentCli attach = AgentCli.run(jdk, "attach-off", "attach", String.valueOf(jvm.pid()));
+
+            assertThat(attach.exit()).as(attach.description()).isEqualTo(1);
+            assertThat(attach.stderr()).as(attach.description()).singleElement().asString()
+                    .contains("pid " + jvm.pid() + " loaded the agent but interception is off")
+                    .contains("magazineRounds=abc");
+            jvm.awaitLine(ForkedJvm.Channel.STDERR, "the second load's 'changes nothing' line",
+                    l -> l.startsWith("[kmem4j] INFO kmem4j was already loaded into this JVM and is off (")
+                            && l.contains("magazineRounds=abc") && l.endsWith("); this attach changes nothing"),
+                    Duration.ofSeconds(10));
+            try (JmxClient jmx = JmxClient.attach(jvm.pid(), jvm + " on " + jdk, ATTACH_TIMEOUT)) {
+                jmx.awaitRegistered(ALLOCATOR, MBEAN_TIMEOUT);
+                assertThat(jmx.read(ALLOCATOR, "Enabled")).as("Enabled of %s", ALLOCATOR).isEqualTo(false);
+                assertThat(jmx.readLong(ALLOCATOR, "Allocations")).as("nothing served after the attach").isZero();
+            }
+            assertThat(jvm.stderrLines()).as("no serving line\n%s", jvm.describe())
+                    .noneMatch(l -> l.contains("serving ByteBuffer.allocateDirect"));
+            finish(jvm);
+        }
+    }
+
     // ------------------------------------------------------------------------------------ helpers
 
     private record Row(long objs, long active, int usePercent, String objSizeKib, long slabs, long objPerSlab,
