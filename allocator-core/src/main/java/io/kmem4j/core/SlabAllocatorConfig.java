@@ -222,13 +222,6 @@ public final class SlabAllocatorConfig {
         return n << shift;
     }
 
-    private static long number(final String key, final String value) {
-        try {
-            return parseSize(value);
-        } catch (final NumberFormatException e) {
-            throw invalid(key, value, "an integer, optionally with k, m or g for KiB, MiB, GiB");
-        }
-    }
 
     private static boolean bool(final String key, final String value) {
         if ("true".equalsIgnoreCase(value.trim())) {
@@ -271,29 +264,54 @@ public final class SlabAllocatorConfig {
         public Builder set(final String key, final String value) {
             switch (key) {
                 case "chunkSizeBytes":
-                    return chunkSizeBytes(number(key, value));
+                    return numeric(key, value, this::chunkSizeBytes);
                 case "maxSizeClassBytes":
-                    return maxSizeClassBytes(number(key, value));
+                    return numeric(key, value, this::maxSizeClassBytes);
                 case "minCapacityBytes":
-                    return minCapacityBytes(number(key, value));
+                    return numeric(key, value, this::minCapacityBytes);
                 case "magazineRounds":
-                    return magazineRounds(number(key, value));
+                    return numeric(key, value, this::magazineRounds);
                 case "depotMagazines":
-                    return depotMagazines(number(key, value));
+                    return numeric(key, value, this::depotMagazines);
                 case "retainedEmptyChunks":
-                    return retainedEmptyChunks(number(key, value));
+                    return numeric(key, value, this::retainedEmptyChunks);
                 case "reapIntervalMillis":
-                    return reapIntervalMillis(number(key, value));
+                    return numeric(key, value, this::reapIntervalMillis);
                 case "zeroOnFree":
                     return zeroOnFree(bool(key, value));
                 case "explicitLeakDetection":
                     return explicitLeakDetection(bool(key, value));
                 case "siteSampleRate":
-                    return siteSampleRate(number(key, value));
+                    return numeric(key, value, this::siteSampleRate);
                 default:
                     throw new IllegalArgumentException("unknown kmem4j setting " + key + "=" + value + " (known: "
                         + String.join(", ", keys()) + ")");
             }
+        }
+
+        /**
+         * Parses a number for {@code setter}; text that is no number fails with the setter's own allowed
+         * values (it rejects {@code Long.MIN_VALUE} before changing anything), so each range is written once.
+         */
+        private Builder numeric(final String key, final String value, final java.util.function.LongFunction<Builder> setter) {
+            final long n;
+            try {
+                n = parseSize(value);
+            } catch (final NumberFormatException e) {
+                String allowed = "an integer";
+                try {
+                    setter.apply(Long.MIN_VALUE);
+                } catch (final IllegalArgumentException range) {
+                    final String m = String.valueOf(range.getMessage());
+                    final int at = m.indexOf("(allowed: ");
+                    if (at >= 0 && m.endsWith(")")) {
+                        allowed = m.substring(at + "(allowed: ".length(), m.length() - 1);
+                    }
+                }
+                throw invalid(key, value, allowed + (key.endsWith("Bytes") ? ", with an optional k, m or g for KiB,"
+                    + " MiB, GiB" : ""));
+            }
+            return setter.apply(n);
         }
 
         /**

@@ -173,6 +173,20 @@ class SlabAllocatorConfigTest {
     }
 
     @Test
+    void textThatIsNoNumberGetsTheKeysRangeAndSuffixesOnlyForByteSizes() {
+        assertThatIllegalArgumentException().isThrownBy(() -> SlabAllocatorConfig.builder().set("magazineRounds", "abc"))
+            .withMessage("invalid kmem4j setting magazineRounds=abc (allowed: [1, 1024])");
+        assertThatIllegalArgumentException().isThrownBy(() -> SlabAllocatorConfig.builder().set("chunkSizeBytes", "4q"))
+            .withMessage("invalid kmem4j setting chunkSizeBytes=4q (allowed: a multiple of 65536 in [262144, 1073741824],"
+                + " with an optional k, m or g for KiB, MiB, GiB)");
+        final SlabAllocatorConfig.Builder b = SlabAllocatorConfig.builder();
+        assertThatIllegalArgumentException().isThrownBy(() -> b.set("siteSampleRate", "often"))
+            .withMessageStartingWith("invalid kmem4j setting siteSampleRate=often (allowed: [0, ");
+        // finding the range changed nothing
+        assertThat(b.build().asMap()).isEqualTo(SlabAllocatorConfig.defaults().asMap());
+    }
+
+    @Test
     void rangeMessagesShowTheRange() {
         assertThatIllegalArgumentException().isThrownBy(() -> SlabAllocatorConfig.builder().magazineRounds(0))
             .withMessage("invalid kmem4j setting magazineRounds=0 (allowed: [1, 1024])");
