@@ -32,9 +32,21 @@ import org.junit.jupiter.params.provider.MethodSource;
  * <p>Once the run is over (the sample holds), GC runs until what it allocated is back and {@code trim}
  * is called over JMX; the figures before and after are printed.
  *
- * <p><b>Plateau</b>, for {@code BytesReserved} and for RSS: leaving out the first quarter of the run
- * (warm-up), the largest value of the last third of the samples is at most the largest of the first
- * third times 1.10, plus one chunk. JVM flags: {@link #JVM_ARGS}.
+ * <p><b>Plateau</b>, leaving out the first quarter of the run (warm-up) and comparing the largest
+ * value of the last third of the samples with the largest of the first third:
+ * <ul>
+ *   <li>{@code BytesReserved} at most the first third's times 1.10 plus one chunk, or, while the
+ *       run is still on its way to the direct-memory limit, at most the limit plus one chunk. Both
+ *       samples drop buffers that only GC frees, and GC runs seldom here (echo: every few seconds),
+ *       so reserved memory climbs to the limit with kmem4j as the JDK's own does without it; how
+ *       soon a run gets there depends on the machine's speed (an idle box before the first third, a
+ *       busy CI box after it). Growing to the limit is the JDK's behaviour; passing it is a fault.</li>
+ *   <li>RSS at most the first third's times 1.10 plus one chunk, plus what {@code BytesReserved}
+ *       grew by between the two thirds: RSS may follow the allocator's memory, nothing else.
+ *       Heap and direct memory are fixed, so RSS growing beyond that is memory kmem4j holds outside
+ *       its account (the leak this test is for).</li>
+ * </ul>
+ * JVM flags: {@link #JVM_ARGS}.
  */
 @Timeout(value = 40, unit = TimeUnit.MINUTES)
 class SoakIT {
@@ -47,11 +59,15 @@ class SoakIT {
     private static final long INTERVAL_MILLIS = Math.min(5000, Math.max(500, SECONDS * 1000 / 30));
     /**
      * A fixed heap, touched at start, so that RSS shows off-heap growth and not heap sizing. Direct
-     * memory has the JDK's default limit (the heap size): both samples drop some buffers, which only
-     * GC frees, so they reach the limit within seconds, with or without kmem4j, and then run at it
-     * (growth fails, requests go to the JDK's own path, which runs GC).
+     * memory has the JDK's default limit (the heap size, {@link #DIRECT_LIMIT}): both samples drop
+     * some buffers, which only GC frees, so they climb to the limit, with or without kmem4j (measured
+     * without: the JDK's RSS climbs alike), and then run at it (growth fails, requests go to the
+     * JDK's own path, which runs GC).
      */
-    static final List<String> JVM_ARGS = List.of("-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch");
+    static final List<String> JVM_ARGS = List.of("-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch",
+            "-XX:MaxDirectMemorySize=" + (SoakIT.DIRECT_LIMIT >> 20) + "m");
+    /** {@code -XX:MaxDirectMemorySize} of the runs: the JDK's default (the heap size), written out so the test knows it. */
+    static final long DIRECT_LIMIT = 256L << 20;
     /** What may stay in use once the run is over and GC ran: the JDK's own temporary buffers of live threads. */
     private static final long LEFT_IN_USE_BOUND = 64 * 1024;
     /** The first quarter of a run (JIT, heap, caches and chunks filling up) is left out of the plateau. */
@@ -129,12 +145,15 @@ class SoakIT {
         long lastRss = last.stream().mapToLong(Sample::rss).max().orElseThrow();
         log(jdk, sample, table(samples, firstReserved, lastReserved, firstRss, lastRss) + "\n  " + afterwards
                 + "\n  CSV: " + csv);
-        assertThat(lastReserved).as("BytesReserved plateau of %s on %s: max of the last third vs max of the first"
-                + " third after warm-up (%d) * %.2f + one chunk (%d); %s", sample, jdk, firstReserved, PLATEAU_FACTOR, chunk, csv)
-                .isLessThanOrEqualTo((long) (firstReserved * PLATEAU_FACTOR) + chunk);
+        assertThat(lastReserved).as("BytesReserved plateau of %s on %s: max of the last third vs the larger of max of the"
+                + " first third after warm-up (%d) * %.2f + one chunk (%d) and the direct-memory limit (%d) + one chunk; %s",
+                sample, jdk, firstReserved, PLATEAU_FACTOR, chunk, DIRECT_LIMIT, csv)
+                .isLessThanOrEqualTo(Math.max((long) (firstReserved * PLATEAU_FACTOR), DIRECT_LIMIT) + chunk);
+        long reservedGrowth = Math.max(0, lastReserved - firstReserved);
         assertThat(lastRss).as("RSS plateau of %s on %s: max of the last third vs max of the first third after warm-up (%d) * %.2f"
-                + " + one chunk (%d); %s", sample, jdk, firstRss, PLATEAU_FACTOR, chunk, csv)
-                .isLessThanOrEqualTo((long) (firstRss * PLATEAU_FACTOR) + chunk);
+                + " + one chunk (%d) + the growth of BytesReserved between the thirds (%d); %s",
+                sample, jdk, firstRss, PLATEAU_FACTOR, chunk, reservedGrowth, csv)
+                .isLessThanOrEqualTo((long) (firstRss * PLATEAU_FACTOR) + chunk + reservedGrowth);
     }
 
     private static String table(List<Sample> s, long firstReserved, long lastReserved, long firstRss, long lastRss) {
