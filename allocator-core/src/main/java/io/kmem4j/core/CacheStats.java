@@ -9,7 +9,7 @@ package io.kmem4j.core;
  * @param objectSize          bytes per object (the size class)
  * @param objectsPerSlab      objects in one slab
  * @param pagesPerSlab        64 KiB pages in one slab
- * @param slabs               slabs this cache holds (frozen, partial, full and the spare)
+ * @param slabs               slabs this cache holds (frozen, partial, full and empty)
  * @param partialSlabs        slabs on the partial list
  * @param activeObjects       buffers handed out and not yet released
  * @param totalObjects        {@code slabs * objectsPerSlab}

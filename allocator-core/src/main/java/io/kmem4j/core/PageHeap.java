@@ -28,6 +28,8 @@ final class PageHeap {
     /** After a failed reservation, growth is refused at once for this long (requests go to the JDK). */
     private static final long FAILURE_HOLD_NANOS = 100_000_000L;
     private long chunksReleased;
+    /** {@link System#nanoTime()} of the last successful growth (racy reads: a late value only delays a release). */
+    private volatile long lastGrowNanos = System.nanoTime() - Long.MAX_VALUE / 2;
 
     PageHeap(final int chunkBytes, final int retainedEmptyChunks) {
         this.chunkBytes = chunkBytes;
@@ -43,6 +45,9 @@ final class PageHeap {
      */
     Slab tryNewSlab(final SlabCache cache) {
         for (final Chunk c : chunks) {
+            if (c.usedPages() > c.pages - cache.slabPages) {
+                continue; // too full for a slab of this class: skip its bitmap (hundreds of full chunks at the limit)
+            }
             final int page = c.takePages(cache.slabPages);
             if (page >= 0) {
                 return install(c, page, cache);
@@ -134,6 +139,7 @@ final class PageHeap {
                 next[current.length] = c;
                 chunks = next;
                 chunksAllocated++;
+                lastGrowNanos = System.nanoTime();
             } finally {
                 growLock.unlock();
             }
@@ -144,6 +150,11 @@ final class PageHeap {
         } finally {
             growSerializer.unlock();
         }
+    }
+
+    /** @return true when a chunk was added less than {@code nanos} ago. */
+    boolean grewWithin(final long nanos) {
+        return System.nanoTime() - lastGrowNanos < nanos;
     }
 
     /** @return true while a thread holds the grow lock or the grow serialiser (tests: nothing may be left held). */
@@ -177,12 +188,25 @@ final class PageHeap {
     /**
      * Releases the chunks that have been empty for at least {@code decayNanos}, keeping
      * {@code keep} empty chunks (the reaper, every interval: time-based decay, as mimalloc's purge
-     * delay and snmalloc's epochs).
+     * delay and snmalloc's epochs) — but none while the heap grew within the last {@code holdNanos}.
+     *
+     * <p>The hold is for memory that GC gives back in bursts: a program that drops its buffers sees
+     * every collection empty hundreds of chunks at once and fill them again until the next one, a
+     * second or more later. Releasing them in between and growing again maps fresh memory, whose
+     * first touch costs a page fault per 4 KiB (about 2 µs on the 2-core VMs of BENCHMARKS.md, and
+     * several times that once the host must back new memory): the GC-only ring at 4 KiB spent most of
+     * its time in such faults. A heap that needed a new chunk recently will need these again; the
+     * JDK's own allocator (malloc) keeps freed memory too. Once the heap has not grown for
+     * {@code holdNanos}, decay goes on as before (jemalloc's decay of dirty pages over 10 s is the
+     * same idea).
      *
      * @return bytes released
      */
-    long releaseDecayedChunks(final int keep, final long decayNanos) {
+    long releaseDecayedChunks(final int keep, final long decayNanos, final long holdNanos) {
         final long now = System.nanoTime();
+        if (grewWithin(holdNanos)) {
+            return 0;
+        }
         int decayed = 0;
         int empty = 0;
         for (final Chunk c : chunks) {

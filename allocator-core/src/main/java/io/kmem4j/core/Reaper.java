@@ -10,9 +10,12 @@ package io.kmem4j.core;
  *   each interval: ended threads' caches ──▶ their slabs (unfrozen), their inboxes ──▶ slabs
  *                  orphans ──▶ slabs
  *                  idle (nothing allocated or freed since the last pass) or a thread ended:
- *                      depots, shared magazines, spare slabs ──▶ slabs ──▶ empty chunks beyond
+ *                      depots, shared magazines, empty slabs ──▶ slabs ──▶ empty chunks beyond
  *                      retainedEmptyChunks ──▶ the JDK
- *                  otherwise: only chunks empty for a whole interval, beyond retainedEmptyChunks ──▶ the JDK
+ *                  otherwise, unless the heap grew in the last GROWTH_HOLD_INTERVALS intervals:
+ *                      empty slabs beyond one per cache ──▶ pages,
+ *                      chunks empty for a whole interval, beyond retainedEmptyChunks ──▶ the JDK
+ *   before the heap grows: every cache's empty slabs ──▶ pages (releaseEmptySlabs)
  * </pre>
  *
  * Magazines of live threads are their owners' alone and stay as they are (at most
@@ -23,6 +26,12 @@ package io.kmem4j.core;
  * order: the reap lock, then a cache lock, then the page heap's grow lock.
  */
 final class Reaper {
+    /**
+     * While the page heap grew within this many intervals (10 s by default), an active allocator
+     * releases no empty chunk: GC gives memory back in bursts the next allocations need again
+     * ({@link PageHeap#releaseDecayedChunks}).
+     */
+    static final int GROWTH_HOLD_INTERVALS = 10;
     private final SlabAllocatorConfig config;
     private final SlabCache[] caches;
     private final PageHeap pages;
@@ -85,14 +94,19 @@ final class Reaper {
             } else {
                 // active: only chunks that stayed empty for a whole interval (a collection's burst of
                 // frees empties chunks the next allocations need again)
-                pages.releaseDecayedChunks(config.retainedEmptyChunks(), config.reapIntervalMillis() * 1_000_000L);
+                final long interval = config.reapIntervalMillis() * 1_000_000L;
+                final long hold = GROWTH_HOLD_INTERVALS * interval;
+                if (!pages.grewWithin(hold)) {
+                    releaseEmptySlabs(1); // one empty slab per cache stays, for the next burst
+                }
+                pages.releaseDecayedChunks(config.retainedEmptyChunks(), interval, hold);
             }
             activityAtLastReap = activity;
         }
     }
 
     /**
-     * Reaps, then flushes every depot, frees spare slabs and releases every wholly empty chunk.
+     * Reaps, then flushes every depot, frees empty slabs and releases every wholly empty chunk.
      *
      * @return bytes of chunk memory released
      */
@@ -100,6 +114,26 @@ final class Reaper {
         accounting.trims.increment();
         reap();
         return shrink(0);
+    }
+
+    /**
+     * Gives the empty slabs of every cache back to the page heap, keeping {@code keep} per cache:
+     * before the heap grows (one size class must not grow the heap while another keeps empty slabs),
+     * and from the reaper. Takes each cache lock in turn; the caller holds none.
+     *
+     * @return slabs given back
+     */
+    int releaseEmptySlabs(final int keep) {
+        int released = 0;
+        for (final SlabCache c : caches) {
+            c.lock.lock();
+            try {
+                released += c.releaseEmptySlabsLocked(keep);
+            } finally {
+                c.lock.unlock();
+            }
+        }
+        return released;
     }
 
     /** An ended thread's cache: its inbox closed and emptied, its batches sent, its magazines and slabs given back. */
@@ -111,7 +145,7 @@ final class Reaper {
         registry.forget(tc);
     }
 
-    /** Flushes depots and shared magazines, frees spare slabs and releases empty chunks beyond {@code keepChunks}. */
+    /** Flushes depots and shared magazines, frees empty slabs and releases empty chunks beyond {@code keepChunks}. */
     private long shrink(final int keepChunks) {
         for (final SlabCache c : caches) {
             c.lock.lock();
@@ -150,7 +184,7 @@ final class Reaper {
     /**
      * A request this allocator does not serve is about to take the JDK's own path. When it would not
      * fit under {@code MaxDirectMemorySize} now, give back what kmem4j caches first (the caller's own
-     * magazines and frozen slabs, every depot and spare slab, every empty chunk), so that the JDK's
+     * magazines and frozen slabs, every depot and empty slab, every empty chunk), so that the JDK's
      * reservation, which reclaims only with GC, can use that memory (field case C1: without this, a
      * program that had freed everything got an {@code OutOfMemoryError} the JDK alone did not throw).
      * Costs one try-reservation (a CAS on the JDK's counter) per fallback; nothing unless the budget

@@ -3,6 +3,7 @@ package io.kmem4j.core;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Helping the JDK run the cleaners of buffers GC found unreachable, before growing: what the JDK's
@@ -44,7 +45,64 @@ final class ReferenceProcessing {
         TRY_CLEANING = tryCleaning;
     }
 
+    /** Held by the one thread running a requested collection; the others wait for its outcome. */
+    private static final ReentrantLock COLLECTING = new ReentrantLock();
+    /** Shortest time between the end of one requested collection and the start of the next, ns. */
+    static final long MIN_COLLECTION_INTERVAL_NANOS = 100_000_000L;
+    /** {@link System#nanoTime()} before which no new collection is requested. */
+    private static volatile long nextCollectionNanos = System.nanoTime();
+
     private ReferenceProcessing() {
+    }
+
+    /** Tests: waits until {@link #collect()} may ask for a collection again. */
+    static void awaitCollectionAllowed() throws InterruptedException {
+        long wait;
+        while ((wait = nextCollectionNanos - System.nanoTime()) > 0) {
+            Thread.sleep(wait / 1_000_000 + 1);
+        }
+    }
+
+    /**
+     * Asks for the collection the JDK itself would run now, and helps the cleaners it finds run: for
+     * an allocation whose size class has no free object while kmem4j's chunks fill the whole
+     * direct-memory budget. Such chunks are usually full of buffers the program dropped and GC has not
+     * found yet. The JDK's {@code Bits.reserveMemory} calls {@code System.gc()} at this point too, but
+     * then sleeps (up to about 0.5 s) until memory comes back to the JDK's account, which kmem4j's
+     * frees never do: they come back to kmem4j's slabs. So kmem4j collects itself and takes back
+     * what GC freed, instead of passing the request to that loop.
+     *
+     * <p>At most one collection at a time: a thread arriving while one runs waits for it and shares its
+     * outcome. After one, none is requested again for twice its duration or {@value
+     * #MIN_COLLECTION_INTERVAL_NANOS} ns, whichever is longer (a program whose buffers are all live
+     * at the limit would otherwise collect at every allocation). {@code -XX:+DisableExplicitGC}
+     * makes the request do nothing, as it does the JDK's. Never on the GC cleaner thread.
+     *
+     * @return true when a collection ran (or was waited for): frees may have come back
+     */
+    static boolean collect() {
+        if (System.nanoTime() - nextCollectionNanos < 0 || JdkInternals.isGcCleanerThread(Thread.currentThread())) {
+            return false;
+        }
+        if (!COLLECTING.tryLock()) {
+            COLLECTING.lock(); // another thread collects: wait for it, then take what it freed
+            COLLECTING.unlock();
+            help();
+            return true;
+        }
+        try {
+            final long start = System.nanoTime();
+            if (start - nextCollectionNanos < 0) {
+                return true; // one ended while this thread got the lock
+            }
+            System.gc();
+            help();
+            final long end = System.nanoTime();
+            nextCollectionNanos = end + Math.max(MIN_COLLECTION_INTERVAL_NANOS, 2 * (end - start));
+            return true;
+        } finally {
+            COLLECTING.unlock();
+        }
     }
 
     /**

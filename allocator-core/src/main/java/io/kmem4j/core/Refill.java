@@ -10,10 +10,12 @@ package io.kmem4j.core;
  *   3 fromFrozenSlab   my frozen slab's bitmap, lowest addresses      no lock (only I write it)
  *   4 fromDepot        a full magazine for my empty one               cache lock
  *   5 fromSharedSlabs  a few objects of the lowest shared slab, while I am new to this class (cache lock)
- *   6 fromNewSlab      freeze a partial, the spare, or a new slab     cache lock
+ *   6 fromNewSlab      freeze a partial, an empty, or a new slab      cache lock
  *   7 grow             first help the JDK run the cleaners GC found (ReferenceProcessing),
+ *                      then take back other caches' empty slabs,
  *                      then one more chunk from the JDK's budget      no cache lock; may fail at once
- *   8 underPressure    the budget is short: drain, give my caches back, trim, try once more
+ *   8 underPressure    the budget is short: drain; collect as the JDK would (System.gc, at most
+ *                      one at a time) and take back what GC freed; give my caches back, trim, try once more
  *   9 (0 returned)     the JDK's own allocateDirect serves the request
  * </pre>
  *
@@ -135,6 +137,9 @@ final class Refill {
                 }
                 continue;
             }
+            if (reaper.releaseEmptySlabs(0) > 0) {
+                continue; // another size class kept empty slabs: carve from their pages before growing
+            }
             pages.grow(seen);
         }
     }
@@ -190,11 +195,25 @@ final class Refill {
         return m.pop();
     }
 
+    /** After a collection: my previous magazine, else the slabs (without growing); 0 when neither has an object. */
+    private long fromPreviousOrSlabsWithoutGrowing(final ThreadCache tc, final int cls) {
+        final long a = fromPrevious(tc, cls);
+        if (a != 0) {
+            return a;
+        }
+        try {
+            return fromSlabs(tc, cls, false);
+        } catch (final OutOfMemoryError | SlabCache.RetiredException stillFullOrClosed) {
+            return 0;
+        }
+    }
+
     /**
      * Tier 8: no chunk fits under {@code MaxDirectMemorySize} now (growth never waits). Take in
-     * deferred frees and give back what this thread and the depots hold; try once more, growing again
-     * only if that released a chunk. Otherwise the JDK's own path serves the request, reclaiming with
-     * GC as it always does.
+     * deferred frees; ask for the collection the JDK would run now and take back what it freed
+     * ({@link ReferenceProcessing#collect()}); give back what this thread and the depots hold; try
+     * once more, growing again only if that released a chunk. Otherwise the JDK's own path serves
+     * the request, reclaiming with GC as it always does.
      */
     private long underPressure(final ThreadCache tc, final int cls) {
         long a = fromRemoteFrees(tc, cls);
@@ -203,6 +222,17 @@ final class Refill {
         }
         if (a != 0) {
             return a;
+        }
+        if (pages.chunkCount() > 0 && ReferenceProcessing.collect()) {
+            // (with no chunk of ours, GC could give us nothing: the JDK's path collects for its own buffers)
+            // GC found the buffers dropped into our chunks: take them back instead of the JDK's path
+            a = fromRemoteFrees(tc, cls);
+            if (a == 0) {
+                a = fromPreviousOrSlabsWithoutGrowing(tc, cls);
+            }
+            if (a != 0) {
+                return a;
+            }
         }
         reaper.giveBackAll(tc, tc); // this thread's own magazines of every class may pin chunks
         final long releasedBytes = reaper.trim();

@@ -22,10 +22,12 @@ final class SharedTier {
     private final Accounting accounting;
     private final boolean zeroOnFree;
 
+    private final Reaper reaper;
     SharedTier(final SlabCache[] caches, final SizeClasses classes, final PageHeap pages, final RemoteFrees remote,
-               final ThreadRegistry registry, final BufferFactory buffers, final Accounting accounting,
-               final boolean zeroOnFree) {
+               final ThreadRegistry registry, final Reaper reaper, final BufferFactory buffers,
+               final Accounting accounting, final boolean zeroOnFree) {
         this.zeroOnFree = zeroOnFree;
+        this.reaper = reaper;
         this.caches = caches;
         this.classes = classes;
         this.pages = pages;
@@ -171,6 +173,9 @@ final class SharedTier {
                 if (address == 0 && remote.orphans.nonEmpty()) {
                     remote.returnOrphans(registry.reaper); // frees deferred by virtual threads and GC: reuse them before growing
                     continue;
+                }
+                if (address == 0 && reaper.releaseEmptySlabs(0) > 0) {
+                    continue; // another size class kept empty slabs: carve from their pages before growing
                 }
                 if (address == 0) {
                     pages.grow(seen); // no lock held: growing may run GC

@@ -94,7 +94,7 @@ public final class SlabAllocator implements AutoCloseable {
         this.reaper = new Reaper(config, caches, pages, registry, remote, accounting);
         this.refill = new Refill(caches, pages, remote, reaper, accounting);
         this.buffers = new BufferFactory(this, pages, zeroOnFree, constructor, leakDetector, sampler);
-        this.sharedTier = new SharedTier(caches, classes, pages, remote, registry, buffers, accounting, zeroOnFree);
+        this.sharedTier = new SharedTier(caches, classes, pages, remote, registry, reaper, buffers, accounting, zeroOnFree);
         this.explicit = new ExplicitBuffers(this, pages, classes, leakDetector, sampler, accounting);
         reaper.start();
     }
@@ -394,7 +394,7 @@ public final class SlabAllocator implements AutoCloseable {
 
     /**
      * Returns memory to the JDK: the caches of ended threads are adopted, orphaned frees go back to
-     * their slabs, every depot is flushed, spare slabs are freed and wholly empty chunks are released.
+     * their slabs, every depot is flushed, empty slabs are freed and wholly empty chunks are released.
      * Objects held in live threads' magazines and frozen slabs stay (they belong to those threads).
      * Threads: any; serialised with the reaper.
      *

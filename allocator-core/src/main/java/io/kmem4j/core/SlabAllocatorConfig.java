@@ -98,7 +98,7 @@ public final class SlabAllocatorConfig {
     /**
      * @return wholly empty chunks kept for reuse instead of being returned to the JDK (default 1); the
      *         reaper releases empty chunks beyond this every {@link #reapIntervalMillis()}, and after an
-     *         idle interval also flushes depots and spare slabs first
+     *         idle interval also flushes depots and empty slabs first
      */
     public int retainedEmptyChunks() {
         return retainedEmptyChunks;

@@ -5,17 +5,26 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A cache ({@code kmem_cache} analogue): all objects of one size class. It owns a {@link Depot} of
- * full and empty magazines, a partial list of slabs ordered by address, at most one spare empty
- * slab, the shared magazine of threads without a private cache, and the slow-path statistics.
+ * full and empty magazines, a partial list of slabs ordered by address, a list of empty slabs
+ * ordered by address, the shared magazine of threads without a private cache, and the slow-path
+ * statistics.
  *
  * <pre>
  *   thread caches ──magazine exchange──▶ depot: full[] / empty[]      (lock)
  *                 ──refill (frozen slab, no lock)──┐
- *   partial list (lowest address first) ◀──────────┴── spare ◀── new slab from PageHeap
+ *   partial list (lowest address first) ◀──────────┴── empty list (lowest first) ◀── new slab from PageHeap
  * </pre>
  *
+ * <p>Empty slabs stay in their cache, as SLUB keeps empty slabs on its partial lists up to
+ * {@code min_partial}: GC gives dropped buffers back in bursts that empty hundreds of slabs at once,
+ * and the next allocations need them again. Giving each back to the page heap and carving it anew
+ * cost the GC-only ring at 4 KiB most of its time (a scan of the chunks for a free run, a new slab,
+ * zeroing every object again although zero-on-free had left them zero). The page heap gets them
+ * back when it would otherwise grow ({@link Reaper#releaseEmptySlabs}), on trim and budget
+ * pressure, and from the reaper once the heap has not grown for a while.
+ *
  * <p>Lock: one {@link ReentrantLock} per cache, never a global one. It protects the depot, the
- * partial list, the spare, the shared magazine, and the bitmap and counters word of every slab of
+ * partial list, the empty list, the shared magazine, and the bitmap and counters word of every slab of
  * this cache that is not frozen. Lock order: a cache lock, then {@link PageHeap}'s grow lock; never
  * two cache locks. Remote pushes (lock-free) may happen under the lock.
  */
@@ -43,7 +52,7 @@ final class SlabCache {
     final Depot depot;
     private final PageHeap pages;
     private final TreeSet<Slab> partial = new TreeSet<>();
-    private Slab spare;
+    private final TreeSet<Slab> empty = new TreeSet<>();
     /** Rounds for threads without a private cache (virtual threads), used under the lock. */
     private Magazine shared;
 
@@ -98,8 +107,8 @@ final class SlabCache {
     // ---- slabs (lock held) -------------------------------------------------------------------
 
     /**
-     * Freezes a slab for {@code tc}: the lowest-address partial slab, else the spare, else a new
-     * one carved from free pages.
+     * Freezes a slab for {@code tc}: the lowest-address partial slab, else the lowest-address empty
+     * one, else a new one carved from free pages.
      *
      * @return the slab, or {@code null} when the page heap must grow first (without this lock)
      * @throws RetiredException when the cache was retired (its allocator closed)
@@ -108,10 +117,7 @@ final class SlabCache {
         Slab s = partial.pollFirst();
         if (s != null) {
             s.onPartial = false;
-        } else if (spare != null) {
-            s = spare;
-            spare = null;
-        } else {
+        } else if ((s = empty.pollFirst()) == null) {
             s = newSlabLocked();
             if (s == null) {
                 return null;
@@ -235,15 +241,10 @@ final class SlabCache {
      */
     int fillSharedLocked(final Magazine m, final int max) {
         Slab s = partial.isEmpty() ? null : partial.first();
-        if (s == null) {
-            if (spare != null) {
-                s = spare;
-                spare = null;
-            } else {
-                s = newSlabLocked();
-                if (s == null) {
-                    return 0;
-                }
+        if (s == null && (s = empty.pollFirst()) == null) {
+            s = newSlabLocked();
+            if (s == null) {
+                return 0;
             }
         }
         final int n = s.fill(m, max);
@@ -275,11 +276,7 @@ final class SlabCache {
             partial.remove(s);
             s.onPartial = false;
         }
-        if (spare == null) {
-            spare = s;
-            return;
-        }
-        destroyLocked(s);
+        empty.add(s);
     }
 
     private void destroyLocked(final Slab s) {
@@ -289,7 +286,26 @@ final class SlabCache {
     }
 
     /**
-     * Flushes the depot's full magazines back to slabs and frees the spare slab (part of trim).
+     * Gives empty slabs back to the page heap, keeping the {@code keep} lowest-address ones.
+     *
+     * @return slabs given back
+     */
+    int releaseEmptySlabsLocked(final int keep) {
+        int released = 0;
+        while (empty.size() > keep) {
+            destroyLocked(empty.pollLast());
+            released++;
+        }
+        return released;
+    }
+
+    /** @return empty slabs this cache keeps (lock held). */
+    int emptySlabsLocked() {
+        return empty.size();
+    }
+
+    /**
+     * Flushes the depot's full magazines back to slabs and gives every empty slab back to the page heap (part of trim).
      *
      * @param me the thread cache acting (its id decides which frozen slabs may be written)
      */
@@ -302,11 +318,7 @@ final class SlabCache {
             flushLocked(m, me);
             depot.keepEmpty(m);
         }
-        if (spare != null) {
-            final Slab s = spare;
-            spare = null;
-            destroyLocked(s);
-        }
+        releaseEmptySlabsLocked(0);
     }
 
     /** @return objects held by the cache itself: depot and shared magazine (lock held). */

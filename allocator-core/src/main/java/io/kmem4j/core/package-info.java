@@ -13,7 +13,7 @@
  *                    the free slow path (spill: swap, depot exchange, flush)
  *   Magazine         a stack of object addresses (push/pop)                    Bonwick and Adams 2001
  *   Refill           the allocation slow path, one named method per tier, down to the JDK
- *   SlabCache        one size class (kmem_cache): partial list, spare slab, shared magazine, lock
+ *   SlabCache        one size class (kmem_cache): partial list, empty slabs, shared magazine, lock
  *   Depot            a cache's full and empty magazines                        Bonwick and Adams 2001
  *   Slab, Counters   bitmap of free objects; the 64-bit counters word with the 16-bit cache id
  *   CacheTable       cache id -> cache, one table                              SLUB cache_id series
@@ -59,7 +59,7 @@
  * public instance):
  * <pre>
  *   Reaper.reapLock           one reap or trim at a time
- *   SlabCache.lock            per size class: its depot, partial list, spare, shared magazine and the
+ *   SlabCache.lock            per size class: its depot, partial list, empty slabs, shared magazine and the
  *                             bitmap and counters word of each of its slabs that is not frozen
  *   PageHeap.growSerializer   one chunk reservation at a time; never held with a cache lock
  *   PageHeap.growLock         publishing or removing a chunk (the chunk array, the ChunkMap)

@@ -3,12 +3,10 @@ package io.kmem4j.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.awaitility.Awaitility;
@@ -23,7 +21,7 @@ class BudgetExhaustionTest {
     @Test
     void aFailedReservationIsSharedForAMomentInsteadOfRepeated() throws Exception {
         final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
-        final long take = exhaustBudgetLeavingOneMebibyte();
+        final long take = TestSupport.exhaustBudgetLeavingOneMebibyte();
         try {
             assertThatThrownBy(() -> a.pages.grow(a.pages.snapshot())).isInstanceOf(OutOfMemoryError.class)
                 .hasMessageContaining("does not fit under MaxDirectMemorySize");
@@ -40,35 +38,16 @@ class BudgetExhaustionTest {
     }
 
     /**
-     * Reserves all of {@code MaxDirectMemorySize} but 1 MiB (less than one 4 MiB chunk) the way the
-     * JDK counts its own buffers.
-     *
-     * @return the bytes reserved, to give back with {@code JdkInternals.unreserveDirectMemory}
-     */
-    private static long exhaustBudgetLeavingOneMebibyte() throws ReflectiveOperationException {
-        final Class<?> bits = Class.forName("java.nio.Bits");
-        final long max = (long) field(bits, "MAX_MEMORY").get(null);
-        final long used = ((AtomicLong) field(bits, "RESERVED_MEMORY").get(null)).get();
-        final long take = max - used - (1 << 20);
-        JdkInternals.reserveDirectMemory(take);
-        return take;
-    }
-
-    private static Field field(final Class<?> owner, final String name) throws NoSuchFieldException {
-        final Field f = owner.getDeclaredField(name);
-        f.setAccessible(true);
-        return f;
-    }
-
-    /**
      * A starved allocation triggers no GC, holds no lock afterwards and goes to the JDK: growth never
      * waits (Bits.tryReserveMemory, no GC, no sleep). It once ran the JDK's whole reserve back-off with
-     * the cache lock and the grow lock held, stalling every thread of that size class.
+     * the cache lock and the grow lock held, stalling every thread of that size class. (The allocator
+     * here holds no chunk, so a collection could give it nothing back; when its own chunks fill the
+     * budget it does collect, with no lock held: {@link CollectAtTheLimitTest}.)
      */
     @Test
     void aStarvedAllocationNeitherWaitsInBitsReserveMemoryNorRunsGc() throws Exception {
         final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
-        final long take = exhaustBudgetLeavingOneMebibyte();
+        final long take = TestSupport.exhaustBudgetLeavingOneMebibyte();
         try {
             final SlabCache cache = a.cache(a.classes.indexOf(4096));
             final AtomicReference<ByteBuffer> result = new AtomicReference<>();
@@ -95,7 +74,7 @@ class BudgetExhaustionTest {
     @Test
     void concurrentStarvedAllocationsDoNotQueueBehindEachOthersBackOff() throws Exception {
         final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
-        final long take = exhaustBudgetLeavingOneMebibyte();
+        final long take = TestSupport.exhaustBudgetLeavingOneMebibyte();
         try {
             final int threads = 4;
             final long before = a.pages.reserveAttempts();

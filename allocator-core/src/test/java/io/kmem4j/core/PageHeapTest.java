@@ -276,9 +276,9 @@ class PageHeapTest {
         h.freeSlab(s);
         h.freeSlab(t);
         assertThat(h.chunkCount()).as("empty, not yet decayed").isEqualTo(1);
-        assertThat(h.releaseDecayedChunks(0, 3_600_000_000_000L)).as("released before an hour of emptiness").isZero();
+        assertThat(h.releaseDecayedChunks(0, 3_600_000_000_000L, 0)).as("released before an hour of emptiness").isZero();
         assertThat(h.chunkCount()).isEqualTo(1);
-        assertThat(h.releaseDecayedChunks(0, 0)).isEqualTo(RESERVED);
+        assertThat(h.releaseDecayedChunks(0, 0, 0)).isEqualTo(RESERVED);
         assertThat(h.chunkCount()).isZero();
         assertThat(h.reservedBytes()).isZero();
         assertThat(h.chunksReleased()).isEqualTo(1);
@@ -292,7 +292,7 @@ class PageHeapTest {
         h.grow(h.snapshot());
         final Chunk c = h.snapshot()[0];
         h.freeSlab(carve(h, two));
-        assertThat(h.releaseDecayedChunks(1, 0)).as("the retained one stays, decayed or not").isZero();
+        assertThat(h.releaseDecayedChunks(1, 0, 0)).as("the retained one stays, decayed or not").isZero();
         assertThat(h.chunkCount()).isEqualTo(1);
         assertThat(h.chunksReleased()).isZero();
         assertThat(h.reservedBytes()).isEqualTo(RESERVED);
@@ -314,7 +314,7 @@ class PageHeapTest {
         h.freeSlab(s1);
         h.freeSlab(s0);
         assertThat(h.chunkCount()).as("both kept until they decay").isEqualTo(2);
-        h.releaseDecayedChunks(1, 0);
+        h.releaseDecayedChunks(1, 0, 0);
         assertThat(h.snapshot()).as("two empty chunks, one retained").containsExactly(cs[0]);
         assertThat(h.chunksReleased()).isEqualTo(1);
         assertThat(h.reservedBytes()).isEqualTo(RESERVED);
@@ -335,7 +335,7 @@ class PageHeapTest {
         h.freeSlab(early);
         h.freeSlab(late);
         cs[1].emptySinceNanos -= 10_000_000_000L; // empty for 10 s
-        h.releaseDecayedChunks(0, 5_000_000_000L);
+        h.releaseDecayedChunks(0, 5_000_000_000L, 0);
         assertThat(h.snapshot()).as("the one empty for 10 s goes, the fresh one and the used one stay")
             .containsExactly(cs[0], cs[2]);
         assertThat(inUse.chunk.usedPages()).isEqualTo(4);
@@ -344,14 +344,41 @@ class PageHeapTest {
     @Test
     void aDecayedChunkKeptForRetentionIsTheFreshestEmptyOne() {
         final PageHeap h = heap(1);
+        final Chunk[] cs = twoEmptiedChunks(h);
+        cs[0].emptySinceNanos -= 10_000_000_000L;
+        h.releaseDecayedChunks(1, 5_000_000_000L, 0);
+        assertThat(h.snapshot()).as("retention keeps the fresh empty chunk; the decayed one goes").containsExactly(cs[1]);
+    }
+
+    /**
+     * A heap that grew within the hold keeps its decayed empty chunks (GC gives them back in bursts the
+     * next allocations need again; releasing and growing maps fresh memory, a page fault per 4 KiB);
+     * once the hold has passed since the last growth, decay releases them as before.
+     */
+    @Test
+    void decayReleasesNothingWhileTheHeapGrewWithinTheHold() throws InterruptedException {
+        final PageHeap h = heap(0);
+        final Chunk[] cs = twoEmptiedChunks(h);
+        cs[0].emptySinceNanos -= 10_000_000_000L;
+        cs[1].emptySinceNanos -= 10_000_000_000L;
+        assertThat(h.releaseDecayedChunks(0, 5_000_000_000L, 3_600_000_000_000L))
+            .as("grown a moment ago, hold of an hour: both decayed chunks stay").isZero();
+        assertThat(h.snapshot()).containsExactly(cs[0], cs[1]);
+        Thread.sleep(20);
+        assertThat(h.releaseDecayedChunks(0, 5_000_000_000L, 10_000_000L))
+            .as("the hold (10 ms) passed since the last growth: decay releases both").isEqualTo(2 * RESERVED);
+        assertThat(h.chunkCount()).isZero();
+        assertThat(h.chunksReleased()).isEqualTo(2);
+    }
+
+    /** Grows {@code h} by two chunks, carves a slab of four pages in each and frees both: two empty chunks. */
+    private Chunk[] twoEmptiedChunks(final PageHeap h) {
         h.grow(h.snapshot());
         h.grow(h.snapshot());
         final Chunk[] cs = h.snapshot();
         h.freeSlab(carve(h, four));
         h.freeSlab(carve(h, four));
-        cs[0].emptySinceNanos -= 10_000_000_000L;
-        h.releaseDecayedChunks(1, 5_000_000_000L);
-        assertThat(h.snapshot()).as("retention keeps the fresh empty chunk; the decayed one goes").containsExactly(cs[1]);
+        return cs;
     }
 
     // ---- releaseEmptyChunks -------------------------------------------------------------------------

@@ -136,7 +136,7 @@ class SlabCacheTest {
         assertThat(m1.count).isZero();
         assertThat(m2.count).isZero();
         assertThat(s.inuse()).isZero();
-        assertThat(c.slabs).as("the emptied slab became the spare, which shrink freed").isZero();
+        assertThat(c.slabs).as("the emptied slab stayed in the cache as an empty slab, which shrink freed").isZero();
         assertThat(c.slabsFreed).isEqualTo(1);
         assertThat(a.pages.chunkCount()).as("the emptied chunk waits for its decay").isEqualTo(1);
         a.pages.releaseEmptyChunks(0);
@@ -251,7 +251,7 @@ class SlabCacheTest {
     }
 
     @Test
-    void unfreezeOfAnUnusedSlabKeepsItAsTheSpareThenFreesFurtherOnes() {
+    void unfreezeOfUnusedSlabsKeepsThemEmptyInTheCacheUntilTheyAreGivenBack() {
         grow();
         final Slab s0 = freeze(tcA);
         final Slab s1 = freeze(tcA);
@@ -259,27 +259,29 @@ class SlabCacheTest {
         final Chunk chunk = s0.chunk;
         assertThat(chunk.usedPages()).isEqualTo(3);
 
-        run(() -> c.unfreezeLocked(s0));
-        assertThat(c.slabs).isEqualTo(3);
+        run(() -> {
+            c.unfreezeLocked(s1);
+            c.unfreezeLocked(s0);
+            c.unfreezeLocked(s2);
+        });
+        assertThat(c.slabs).as("empty slabs stay in their cache (a GC burst empties them; the next allocations need them)")
+            .isEqualTo(3);
         assertThat(c.slabsFreed).isZero();
-        assertThat(chunk.slabs[s0.headPage]).as("the spare stays installed").isSameAs(s0);
-        assertThat(s0.frozen()).isFalse();
+        assertThat(get(c::emptySlabsLocked)).isEqualTo(3);
         assertThat(get(c::partialSlabsLocked)).isZero();
+        assertThat(chunk.slabs[s1.headPage]).as("an empty slab stays installed").isSameAs(s1);
+        assertThat(s0.frozen()).isFalse();
+        assertThat(chunk.usedPages()).isEqualTo(3);
 
-        run(() -> c.unfreezeLocked(s1));
-        assertThat(c.slabs).isEqualTo(2);
-        assertThat(c.slabsFreed).isEqualTo(1);
-        assertThat(chunk.slabs[s1.headPage]).as("freed: pages back to the heap").isNull();
-        assertThat(chunk.counters[s1.headPage]).isZero();
-        assertThat(chunk.usedPages()).isEqualTo(2);
-
-        run(() -> c.unfreezeLocked(s2));
+        assertThat(get(() -> c.releaseEmptySlabsLocked(1))).as("all but the lowest-address one go back").isEqualTo(2);
         assertThat(c.slabs).isEqualTo(1);
         assertThat(c.slabsFreed).isEqualTo(2);
+        assertThat(chunk.slabs[s1.headPage]).as("freed: pages back to the heap").isNull();
+        assertThat(chunk.counters[s1.headPage]).isZero();
         assertThat(chunk.usedPages()).isEqualTo(1);
-        assertThat(a.pages.chunkCount()).as("the spare keeps the chunk").isEqualTo(1);
+        assertThat(a.pages.chunkCount()).as("the kept empty slab keeps the chunk").isEqualTo(1);
 
-        assertThat(freeze(tcB)).as("the spare is reused").isSameAs(s0);
+        assertThat(freeze(tcB)).as("the kept one is reused, not carved anew").isSameAs(s0);
         assertThat(c.slabsCreated).isEqualTo(3);
     }
 
@@ -386,20 +388,25 @@ class SlabCacheTest {
     }
 
     @Test
-    void returnObjectThatEmptiesASlabWhileASpareExistsFreesIt() {
+    void returnObjectThatEmptiesASlabKeepsItEmptyAndAddressOrderedForReuse() {
         grow();
-        final Slab spare = freeze(tcA);
+        final Slab low = freeze(tcA);
         final Slab s = freeze(tcA);
         final long[] o = take(s, 2);
         run(() -> {
-            c.unfreezeLocked(spare);
+            c.unfreezeLocked(low);
             c.unfreezeLocked(s);
         });
+        assertThat(get(c::partialSlabsLocked)).as("partly used").isEqualTo(1);
         giveBack(s, o, tcB);
-        assertThat(c.slabsFreed).isEqualTo(1);
-        assertThat(c.slabs).isEqualTo(1);
-        assertThat(s.chunk.slabs[s.headPage]).isNull();
-        assertThat(spare.chunk.slabs[spare.headPage]).isSameAs(spare);
+        assertThat(c.slabsFreed).isZero();
+        assertThat(c.slabs).isEqualTo(2);
+        assertThat(get(c::partialSlabsLocked)).isZero();
+        assertThat(get(c::emptySlabsLocked)).isEqualTo(2);
+        assertThat(s.chunk.slabs[s.headPage]).isSameAs(s);
+        assertThat(freeze(tcB)).as("lowest address first").isSameAs(low);
+        assertThat(freeze(tcB)).isSameAs(s);
+        assertThat(c.slabsCreated).isEqualTo(2);
     }
 
     // ---- flush --------------------------------------------------------------------------------------

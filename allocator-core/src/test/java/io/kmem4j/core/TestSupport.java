@@ -28,6 +28,27 @@ final class TestSupport {
     private TestSupport() {
     }
 
+    /**
+     * Reserves all of {@code MaxDirectMemorySize} but 1 MiB (less than one 4 MiB chunk) the way the
+     * JDK counts its own buffers.
+     *
+     * @return the bytes reserved, to give back with {@code JdkInternals.unreserveDirectMemory}
+     */
+    static long exhaustBudgetLeavingOneMebibyte() throws ReflectiveOperationException {
+        final Class<?> bits = Class.forName("java.nio.Bits");
+        final long max = (long) declaredField(bits, "MAX_MEMORY").get(null);
+        final long used = ((java.util.concurrent.atomic.AtomicLong) declaredField(bits, "RESERVED_MEMORY").get(null)).get();
+        final long take = max - used - (1 << 20);
+        JdkInternals.reserveDirectMemory(take);
+        return take;
+    }
+
+    private static Field declaredField(final Class<?> owner, final String name) throws NoSuchFieldException {
+        final Field f = owner.getDeclaredField(name);
+        f.setAccessible(true);
+        return f;
+    }
+
     /** Releases a buffer the way applications and Netty do: {@code sun.misc.Unsafe.invokeCleaner}. */
     static void invokeCleaner(final ByteBuffer b) {
         UNSAFE.invokeCleaner(b);
