@@ -85,6 +85,9 @@ public final class AgentInstaller {
         } catch (final Throwable t) {
             error("kmem4j is disabled, the application runs on the JDK's allocator: " + describe(t));
             markState("off (" + describe(t) + ")");
+            if (AgentConfig.summaryRequested(args, System.getProperties(), System.getenv())) {
+                summaryAtExit(describe(t));
+            }
             registerDisabled(describe(t), Map.of());
             return;
         }
@@ -154,17 +157,22 @@ public final class AgentInstaller {
         } else {
             warn(line);
         }
-        try {
-            if (config.summary) {
-                Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown", () -> {
-                    System.err.println(Summary.off(reason));
-                    System.err.flush();
-                }));
-            }
-        } catch (final Throwable ignored) {
-            // the line above said it all; nothing may disturb the application
+        if (config.summary) {
+            summaryAtExit(reason);
         }
         registerDisabled(reason, config.effective);
+    }
+
+    /** With {@code summary=true}, interception off: one summary line at exit saying so. Never throws. */
+    private static void summaryAtExit(final String reason) {
+        try {
+            Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown", () -> {
+                System.err.println(Summary.off(reason));
+                System.err.flush();
+            }));
+        } catch (final Throwable ignored) {
+            // the start line said it all; nothing may disturb the application
+        }
     }
 
     /** {@code kmem4j:type=Allocator} with {@code Enabled=false}, on a daemon thread as the serving beans. Never throws. */

@@ -148,6 +148,17 @@ class AgentSafetyIT {
         assertThat(agent.stderr().stream().filter(l -> !l.startsWith(AppRun.AGENT_PREFIX)).collect(Collectors.toList()))
                 .as("stderr lines not from the agent, %s\n%s", agent, agent.description()).isEmpty();
         assertNoTrouble(agent);
+
+        // asked for a summary: the one line at exit says interception was off, and why (it once printed nothing)
+        AppRun summary = AppRun.run(jdk, "direct-invalid-summary-" + jdk.label(),
+                List.of(AppRun.javaagent("summary=true,chunkSizeBytes=5")), directClasspath(), DIRECT_APP, RUN_TIMEOUT);
+        assertThat(summary.exit()).as("exit code of %s\n%s", summary, summary.description()).isZero();
+        assertThat(summary.stdout()).as("stdout of %s\n%s", summary, summary.description())
+                .containsExactlyElementsOf(plain.stdout());
+        assertThat(summary.stderrStartingWith("[kmem4j] summary:"))
+                .as("[kmem4j] summary lines of %s\n%s", summary, summary.description())
+                .singleElement().asString().contains("interception was off").contains("chunkSizeBytes=5");
+        assertNoTrouble(summary);
     }
 
     // ---------------------------------------------------------------- child-first class loader

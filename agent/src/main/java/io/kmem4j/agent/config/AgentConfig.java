@@ -83,6 +83,30 @@ public final class AgentConfig {
     }
 
     public static AgentConfig load(final String agentArgs, final Properties sysProps, final Map<String, String> env) {
+        final java.util.List<String> unknownProperties = new java.util.ArrayList<>();
+        final AgentConfig config = fromMap(merge(agentArgs, sysProps, env, unknownProperties));
+        config.unknownSystemProperties.addAll(unknownProperties);
+        return config;
+    }
+
+    /**
+     * Whether the settings ask for {@code summary=true}, read without checking the others: an agent
+     * whose configuration is invalid still prints its one summary line at exit when asked to.
+     *
+     * @return true for {@code summary=true} from any source; false when absent, false or unreadable
+     */
+    public static boolean summaryRequested(final String agentArgs, final Properties sysProps, final Map<String, String> env) {
+        try {
+            final String v = merge(agentArgs, sysProps, env, new java.util.ArrayList<>()).get(SUMMARY);
+            return v != null && "true".equalsIgnoreCase(v.trim());
+        } catch (final RuntimeException unreadable) {
+            return false;
+        }
+    }
+
+    /** The settings of every source, later sources winning: file, environment, system properties, arguments. */
+    private static Map<String, String> merge(final String agentArgs, final Properties sysProps, final Map<String, String> env,
+                                             final java.util.List<String> unknownProperties) {
         final Map<String, String> args = parseArgs(agentArgs);
         final Map<String, String> merged = new LinkedHashMap<>();
         final String file = firstOf(CONFIG_FILE, args, sysProps, env);
@@ -97,7 +121,6 @@ public final class AgentConfig {
         }
         final java.util.List<String> known = new java.util.ArrayList<>();
         knownKeys().forEach(known::add);
-        final java.util.List<String> unknownProperties = new java.util.ArrayList<>();
         for (final String name : sysProps.stringPropertyNames()) {
             if (!name.startsWith("kmem4j.")) {
                 continue;
@@ -111,9 +134,7 @@ public final class AgentConfig {
         }
         merged.putAll(args);
         merged.remove(CONFIG_FILE);
-        final AgentConfig config = fromMap(merged);
-        config.unknownSystemProperties.addAll(unknownProperties);
-        return config;
+        return merged;
     }
 
     static AgentConfig fromMap(final Map<String, String> values) {

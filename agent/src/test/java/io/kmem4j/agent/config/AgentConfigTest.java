@@ -39,6 +39,24 @@ class AgentConfigTest {
         return f;
     }
 
+    // ---------------------------------------------------------------- summaryRequested
+
+    @Test
+    void summaryRequestedIsReadFromEverySourceWhileAnotherSettingIsInvalid() throws IOException {
+        final String invalid = "chunkSizeBytes=5,magazineRounds=abc";
+        assertThatIllegalArgumentException().isThrownBy(() -> AgentConfig.load("summary=true," + invalid, props(), Map.of()));
+        assertThat(AgentConfig.summaryRequested("summary=true," + invalid, props(), Map.of())).isTrue();
+        assertThat(AgentConfig.summaryRequested(invalid, props("kmem4j.summary", " TRUE "), Map.of())).isTrue();
+        assertThat(AgentConfig.summaryRequested(invalid, props(), Map.of("KMEM4J_SUMMARY", "true"))).isTrue();
+        assertThat(AgentConfig.summaryRequested("configFile=" + file("summary=true\n"), props(), Map.of())).isTrue();
+        assertThat(AgentConfig.summaryRequested("summary=false," + invalid, props("kmem4j.summary", "true"), Map.of()))
+            .as("the arguments win, as in load").isFalse();
+        assertThat(AgentConfig.summaryRequested(invalid, props(), Map.of())).isFalse();
+        assertThat(AgentConfig.summaryRequested("summary=yes", props(), Map.of())).as("not a boolean: no").isFalse();
+        assertThat(AgentConfig.summaryRequested("configFile=/no/such/file,summary=true", props(), Map.of()))
+            .as("unreadable configuration").isFalse();
+    }
+
     // ---------------------------------------------------------------- parseArgs
 
     @Test

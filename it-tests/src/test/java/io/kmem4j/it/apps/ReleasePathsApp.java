@@ -84,16 +84,24 @@ public final class ReleasePathsApp {
             Map<String, Long> first = BeanReads.freshAllocator(COUNTERS);
             release.release(b);
             Map<String, Long> second = BeanReads.freshAllocator(COUNTERS);
-            System.out.println("release-paths: " + name + " served=" + delta(before, first, "Allocations")
-                    + " frees=" + delta(before, first, "Frees") + " explicit="
-                    + delta(before, first, "ExplicitFrees") + " gc=" + delta(before, first, "GcFrees") + " again="
-                    + delta(first, second, "Frees") + " againExplicit=" + delta(first, second, "ExplicitFrees"));
+            report(name, before, first, second);
             return false;
         } catch (Exception e) {
             Throwable t = e instanceof java.lang.reflect.InvocationTargetException ? e.getCause() : e;
             System.out.println("release-paths: FAIL " + name + " " + t);
             return true;
         }
+    }
+
+    /**
+     * The one line per path the test reads: what the first release did ({@code before} to {@code first})
+     * and what a second one did ({@code first} to {@code second}; the same map when there is none).
+     */
+    private static void report(String name, Map<String, Long> before, Map<String, Long> first, Map<String, Long> second) {
+        System.out.println("release-paths: " + name + " served=" + delta(before, first, "Allocations")
+                + " frees=" + delta(before, first, "Frees") + " explicit=" + delta(before, first, "ExplicitFrees")
+                + " gc=" + delta(before, first, "GcFrees") + " again=" + delta(first, second, "Frees")
+                + " againExplicit=" + delta(first, second, "ExplicitFrees"));
     }
 
     private static boolean gc() throws Exception {
@@ -113,9 +121,7 @@ public final class ReleasePathsApp {
             }
         }
         ref.clear();
-        System.out.println("release-paths: GC served=" + delta(before, after, "Allocations")
-                + " frees=" + delta(before, after, "Frees") + " explicit="
-                + delta(before, after, "ExplicitFrees") + " gc=" + delta(before, after, "GcFrees") + " again=0 againExplicit=0");
+        report("GC", before, after, after);
         return false;
     }
 
@@ -140,9 +146,7 @@ public final class ReleasePathsApp {
             return true;
         }
         Map<String, Long> after = BeanReads.freshAllocator(COUNTERS);
-        System.out.println("release-paths: temporary buffer at thread end served=" + delta(before, after, "Allocations")
-                + " frees=" + delta(before, after, "Frees") + " explicit=" + delta(before, after, "ExplicitFrees")
-                + " gc=" + delta(before, after, "GcFrees") + " again=0 againExplicit=0");
+        report("temporary buffer at thread end", before, after, after);
         return false;
     }
 
