@@ -139,9 +139,13 @@ class EchoAgentIT {
             System.out.println(TestJdks.LOG_PREFIX + "echo+agent JMX on JDK " + jdk.version()
                     + ": before-gc " + beforeGc + " after-gc " + afterGc);
 
+            // the live-set level, not "at most what it was before GC": when the run's buffers were already
+            // back before GC (8 KiB: one RMI thread's temporary buffer), a second RMI thread serving this
+            // observer on a busy box adds its own (16 KiB after GC, JDK 17), which is still the live set
             assertThat(afterGc.get("BytesInUse"))
-                    .as("BytesInUse must have come down to the live-set level; before GC: %s, after GC: %s", beforeGc, afterGc)
-                    .isLessThanOrEqualTo(Math.min(BYTES_IN_USE_BOUND, beforeGc.get("BytesInUse")));
+                    .as("BytesInUse must have come down to the live-set level (<= %d); before GC: %s, after GC: %s",
+                            BYTES_IN_USE_BOUND, beforeGc, afterGc)
+                    .isLessThanOrEqualTo(BYTES_IN_USE_BOUND);
             // the sample drops one message buffer in eight: GC frees them, on the JDK's cleaner thread
             // (the Reference Handler on 17-25, java.nio.BufferCleaner's on 26+), counted as GcFrees
             assertThat(afterGc.get("GcFrees")).as("GcFrees after GC; before GC: %s, after GC: %s", beforeGc, afterGc)
