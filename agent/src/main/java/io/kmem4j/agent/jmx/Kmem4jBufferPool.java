@@ -53,17 +53,29 @@ public final class Kmem4jBufferPool implements BufferPoolMXBean, DynamicMBean {
     public static final String OBJECT_NAME = "java.nio:type=BufferPool,name=" + NAME;
 
     private final StatsSnapshots snapshots;
-    private final ObjectName objectName;
-    /** The MXBean view of this object, which its {@link DynamicMBean} methods answer from. */
-    private final StandardMBean mbean;
+    /** {@link #objectName()}, made on first use. */
+    private volatile ObjectName objectName;
+    /**
+     * The MXBean view of this object, which its {@link DynamicMBean} methods answer from; made on
+     * first use, not in premain (the MXBean introspection cost some 40 ms of every program's start-up).
+     */
+    private volatile StandardMBean mbean;
 
     /**
      * @param snapshots the snapshot source shared with the {@code kmem4j:type=Allocator} bean
      */
     public Kmem4jBufferPool(final StatsSnapshots snapshots) {
         this.snapshots = Objects.requireNonNull(snapshots, "snapshots");
-        this.objectName = objectName();
-        this.mbean = new StandardMBean(this, BufferPoolMXBean.class, true);
+    }
+
+    /** @return the MXBean view, made once (a race makes two equal views; one is kept) */
+    private StandardMBean mbean() {
+        StandardMBean m = mbean;
+        if (m == null) {
+            m = new StandardMBean(this, BufferPoolMXBean.class, true);
+            mbean = m;
+        }
+        return m;
     }
 
 
@@ -105,40 +117,45 @@ public final class Kmem4jBufferPool implements BufferPoolMXBean, DynamicMBean {
 
     @Override
     public ObjectName getObjectName() {
-        return objectName;
+        ObjectName n = objectName;
+        if (n == null) {
+            n = objectName();
+            objectName = n;
+        }
+        return n;
     }
 
     @Override
     public Object getAttribute(final String attribute)
         throws AttributeNotFoundException, MBeanException, ReflectionException {
-        return mbean.getAttribute(attribute);
+        return mbean().getAttribute(attribute);
     }
 
     @Override
     public void setAttribute(final Attribute attribute)
         throws AttributeNotFoundException, InvalidAttributeValueException, MBeanException, ReflectionException {
-        mbean.setAttribute(attribute);
+        mbean().setAttribute(attribute);
     }
 
     @Override
     public AttributeList getAttributes(final String[] attributes) {
-        return mbean.getAttributes(attributes);
+        return mbean().getAttributes(attributes);
     }
 
     @Override
     public AttributeList setAttributes(final AttributeList attributes) {
-        return mbean.setAttributes(attributes);
+        return mbean().setAttributes(attributes);
     }
 
     @Override
     public Object invoke(final String actionName, final Object[] params, final String[] signature)
         throws MBeanException, ReflectionException {
-        return mbean.invoke(actionName, params, signature);
+        return mbean().invoke(actionName, params, signature);
     }
 
     @Override
     public MBeanInfo getMBeanInfo() {
-        return mbean.getMBeanInfo();
+        return mbean().getMBeanInfo();
     }
 
     /**
@@ -175,8 +192,8 @@ public final class Kmem4jBufferPool implements BufferPoolMXBean, DynamicMBean {
      */
     public static String register(final MBeanServer server, final Kmem4jBufferPool pool) {
         try {
-            if (!server.isRegistered(pool.objectName)) {
-                server.registerMBean(pool, pool.objectName);
+            if (!server.isRegistered(pool.getObjectName())) {
+                server.registerMBean(pool, pool.getObjectName());
             }
             return null;
         } catch (final InstanceAlreadyExistsException raced) {
