@@ -152,6 +152,11 @@ final class PageHeap {
         }
     }
 
+    /** @return true when a chunk reservation failed (the budget was short) less than {@code nanos} ago. */
+    boolean failedWithin(final long nanos) {
+        return lastFailure != null && System.nanoTime() - lastFailureNanos < nanos;
+    }
+
     /** @return true when a chunk was added less than {@code nanos} ago. */
     boolean grewWithin(final long nanos) {
         return System.nanoTime() - lastGrowNanos < nanos;
@@ -204,8 +209,8 @@ final class PageHeap {
      */
     long releaseDecayedChunks(final int keep, final long decayNanos, final long holdNanos) {
         final long now = System.nanoTime();
-        if (grewWithin(holdNanos)) {
-            return 0;
+        if (grewWithin(holdNanos) && !failedWithin(holdNanos)) {
+            return 0; // (at the budget, memory held back is what the JDK's path may need: no hold then)
         }
         int decayed = 0;
         int empty = 0;

@@ -83,31 +83,41 @@ final class Reaper {
     void reap() {
         synchronized (reapLock) {
             final java.util.List<ThreadCache> ended = registry.takeEnded();
-            final boolean retiredAny = !ended.isEmpty();
-            for (final ThreadCache tc : ended) {
-                retire(tc);
-            }
-            remote.returnOrphans(registry.reaper);
-            final long activity = registry.activity();
-            if (retiredAny || activity == activityAtLastReap) {
-                shrink(config.retainedEmptyChunks());
-            } else {
-                // active: only chunks that stayed empty for a whole interval (a collection's burst of
-                // frees empties chunks the next allocations need again)
-                final long interval = config.reapIntervalMillis() * 1_000_000L;
-                final long hold = GROWTH_HOLD_INTERVALS * interval;
-                if (!pages.grewWithin(hold)) {
-                    releaseEmptySlabs(1); // one empty slab per cache stays, for the next burst
+            final java.util.List<ThreadCache> retired = new java.util.ArrayList<>(ended.size());
+            try {
+                for (final ThreadCache tc : ended) {
+                    retire(tc);
+                    retired.add(tc);
                 }
-                pages.releaseDecayedChunks(config.retainedEmptyChunks(), interval, hold);
-            }
-            activityAtLastReap = activity;
-            // last: a reader that sees these caches gone (ThreadCaches) also sees what they held given
-            // back (ThreadChurnIT read BytesReserved between the two on a busy box: 113 MB instead of 8)
-            for (final ThreadCache tc : ended) {
-                registry.forget(tc);
+                passAfterRetiring(!ended.isEmpty());
+            } finally {
+                // last: a reader that sees these caches gone (ThreadCaches) also sees what they held given
+                // back (ThreadChurnIT read BytesReserved between the two on a busy box: 113 MB instead of 8);
+                // in a finally, so that a failure later in the pass still forgets every cache it retired
+                for (final ThreadCache tc : retired) {
+                    registry.forget(tc);
+                }
             }
         }
+    }
+
+    /** The rest of a pass (the reap lock held): orphans, then shrink or decay. */
+    private void passAfterRetiring(final boolean retiredAny) {
+        remote.returnOrphans(registry.reaper);
+        final long activity = registry.activity();
+        if (retiredAny || activity == activityAtLastReap) {
+            shrink(config.retainedEmptyChunks());
+        } else {
+            // active: only chunks that stayed empty for a whole interval (a collection's burst of
+            // frees empties chunks the next allocations need again), and none while the heap grows
+            final long interval = config.reapIntervalMillis() * 1_000_000L;
+            final long hold = GROWTH_HOLD_INTERVALS * interval;
+            if (!pages.grewWithin(hold) || pages.failedWithin(hold)) {
+                releaseEmptySlabs(1); // one empty slab per cache stays, for the next burst
+            }
+            pages.releaseDecayedChunks(config.retainedEmptyChunks(), interval, hold);
+        }
+        activityAtLastReap = activity;
     }
 
     /**
@@ -129,8 +139,20 @@ final class Reaper {
      * @return slabs given back
      */
     int releaseEmptySlabs(final int keep) {
+        return releaseEmptySlabs(keep, null);
+    }
+
+    /**
+     * As {@link #releaseEmptySlabs(int)}, but leaves {@code except}'s alone (the caller's own class:
+     * its empty slabs are what it would carve from) and skips caches that keep none (a racy read of
+     * their count, so most of the locks are never taken).
+     */
+    int releaseEmptySlabs(final int keep, final SlabCache except) {
         int released = 0;
         for (final SlabCache c : caches) {
+            if (c == except || c.emptySlabsHint() <= keep) {
+                continue;
+            }
             c.lock.lock();
             try {
                 released += c.releaseEmptySlabsLocked(keep);

@@ -51,8 +51,38 @@ final class ReferenceProcessing {
     static final long MIN_COLLECTION_INTERVAL_NANOS = 100_000_000L;
     /** {@link System#nanoTime()} before which no new collection is requested. */
     private static volatile long nextCollectionNanos = System.nanoTime();
+    /** Longest wait after collections that gave nothing back, ns. */
+    static final long MAX_COLLECTION_INTERVAL_NANOS = 5_000_000_000L;
+    /** The wait after the last requested collection; doubles while they give nothing back (under COLLECTING or racy). */
+    private static volatile long intervalNanos = MIN_COLLECTION_INTERVAL_NANOS;
 
     private ReferenceProcessing() {
+    }
+
+    /**
+     * Reports whether the collection {@link #collect()} ran gave the caller memory back: when it did
+     * not (everything at the limit is live), the wait before the next one doubles, up to {@value
+     * #MAX_COLLECTION_INTERVAL_NANOS} ns, so that a program at its limit is not collected ten times
+     * a second; when it did, the wait is back to its least.
+     */
+    static void collected(final boolean gaveBack) {
+        final long next = gaveBack ? MIN_COLLECTION_INTERVAL_NANOS
+            : Math.min(MAX_COLLECTION_INTERVAL_NANOS, intervalNanos * 2);
+        if (!gaveBack) {
+            nextCollectionNanos = System.nanoTime() + next;
+        }
+        intervalNanos = next;
+    }
+
+    /** @return the wait after the next requested collection, ns (tests) */
+    static long intervalNanos() {
+        return intervalNanos;
+    }
+
+    /** Tests: forgets the waits, as at start. */
+    static void resetCollectionWaits() {
+        intervalNanos = MIN_COLLECTION_INTERVAL_NANOS;
+        nextCollectionNanos = System.nanoTime();
     }
 
     /** Tests: waits until {@link #collect()} may ask for a collection again. */
@@ -74,8 +104,9 @@ final class ReferenceProcessing {
      *
      * <p>At most one collection at a time: a thread arriving while one runs waits for it and shares its
      * outcome. After one, none is requested again for twice its duration or {@value
-     * #MIN_COLLECTION_INTERVAL_NANOS} ns, whichever is longer (a program whose buffers are all live
-     * at the limit would otherwise collect at every allocation). {@code -XX:+DisableExplicitGC}
+     * #MIN_COLLECTION_INTERVAL_NANOS} ns, whichever is longer, and longer still while collections
+     * give nothing back ({@link #collected}): a program whose buffers are all live at the limit
+     * would otherwise collect at every allocation. {@code -XX:+DisableExplicitGC}
      * makes the request do nothing, as it does the JDK's. Never on the GC cleaner thread.
      *
      * @return true when a collection ran (or was waited for): frees may have come back
@@ -98,7 +129,7 @@ final class ReferenceProcessing {
             System.gc();
             help();
             final long end = System.nanoTime();
-            nextCollectionNanos = end + Math.max(MIN_COLLECTION_INTERVAL_NANOS, 2 * (end - start));
+            nextCollectionNanos = end + Math.max(intervalNanos, 2 * (end - start));
             return true;
         } finally {
             COLLECTING.unlock();

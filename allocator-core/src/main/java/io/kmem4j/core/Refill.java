@@ -109,6 +109,7 @@ final class Refill {
         }
         final SlabCache c = caches[cls];
         boolean helped = false;
+        boolean tookEmpties = false;
         for (;;) {
             final Chunk[] seen = pages.snapshot();
             c.lock.lock();
@@ -137,8 +138,11 @@ final class Refill {
                 }
                 continue;
             }
-            if (reaper.releaseEmptySlabs(0) > 0) {
-                continue; // another size class kept empty slabs: carve from their pages before growing
+            if (!tookEmpties) {
+                tookEmpties = true; // once per miss: others may keep emptying slabs meanwhile
+                if (reaper.releaseEmptySlabs(0, c) > 0) {
+                    continue; // another size class kept empty slabs: carve from their pages before growing
+                }
             }
             pages.grow(seen);
         }
@@ -195,17 +199,37 @@ final class Refill {
         return m.pop();
     }
 
-    /** After a collection: my previous magazine, else the slabs (without growing); 0 when neither has an object. */
+    /**
+     * After a collection: my previous magazine, else the slabs, else the pages of other classes'
+     * empty slabs (without growing, and without trim, which would release chunks only to reserve
+     * one again); 0 when none has an object.
+     */
     private long fromPreviousOrSlabsWithoutGrowing(final ThreadCache tc, final int cls) {
         final long a = fromPrevious(tc, cls);
         if (a != 0) {
             return a;
         }
         try {
-            return fromSlabs(tc, cls, false);
+            try {
+                return fromSlabs(tc, cls, false);
+            } catch (final OutOfMemoryError full) {
+                if (reaper.releaseEmptySlabs(0, caches[cls]) == 0) {
+                    return 0;
+                }
+                return fromSlabs(tc, cls, false);
+            }
         } catch (final OutOfMemoryError | SlabCache.RetiredException stillFullOrClosed) {
             return 0;
         }
+    }
+
+    /** @return true when {@code bytes} would fit under {@code MaxDirectMemorySize} now (a try-reservation, given back). */
+    private static boolean fitsOnTheJdksPath(final int bytes) {
+        if (JdkInternals.tryReserveDirectMemory(bytes)) {
+            JdkInternals.unreserveDirectMemory(bytes);
+            return true;
+        }
+        return false;
     }
 
     /**
@@ -223,13 +247,16 @@ final class Refill {
         if (a != 0) {
             return a;
         }
-        if (pages.chunkCount() > 0 && ReferenceProcessing.collect()) {
-            // (with no chunk of ours, GC could give us nothing: the JDK's path collects for its own buffers)
+        // Collect only where the JDK would: kmem4j holds chunks (else GC could give it nothing) and the
+        // request would not fit under the limit on the JDK's path either (there it would be served
+        // without any GC, so a collection here would be one the JDK never runs).
+        if (pages.chunkCount() > 0 && !fitsOnTheJdksPath(caches[cls].objectSize) && ReferenceProcessing.collect()) {
             // GC found the buffers dropped into our chunks: take them back instead of the JDK's path
             a = fromRemoteFrees(tc, cls);
             if (a == 0) {
                 a = fromPreviousOrSlabsWithoutGrowing(tc, cls);
             }
+            ReferenceProcessing.collected(a != 0); // nothing back: the next request waits longer
             if (a != 0) {
                 return a;
             }

@@ -161,6 +161,7 @@ final class SharedTier {
         final int cls = classes.indexOf(capacity);
         final SlabCache c = caches[cls];
         long address = 0;
+        boolean tookEmpties = false;
         try {
             while (address == 0) {
                 final Chunk[] seen = pages.snapshot();
@@ -174,8 +175,11 @@ final class SharedTier {
                     remote.returnOrphans(registry.reaper); // frees deferred by virtual threads and GC: reuse them before growing
                     continue;
                 }
-                if (address == 0 && reaper.releaseEmptySlabs(0) > 0) {
-                    continue; // another size class kept empty slabs: carve from their pages before growing
+                if (address == 0 && !tookEmpties) {
+                    tookEmpties = true; // once per request
+                    if (reaper.releaseEmptySlabs(0, c) > 0) {
+                        continue; // another size class kept empty slabs: carve from their pages before growing
+                    }
                 }
                 if (address == 0) {
                     pages.grow(seen); // no lock held: growing may run GC

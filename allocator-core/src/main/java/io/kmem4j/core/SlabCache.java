@@ -53,6 +53,8 @@ final class SlabCache {
     private final PageHeap pages;
     private final TreeSet<Slab> partial = new TreeSet<>();
     private final TreeSet<Slab> empty = new TreeSet<>();
+    /** {@code empty.size()}, written under the lock, read racily by {@link #emptySlabsHint()}. */
+    private int emptyCount;
     /** Rounds for threads without a private cache (virtual threads), used under the lock. */
     private Magazine shared;
 
@@ -123,6 +125,7 @@ final class SlabCache {
                 return null;
             }
         }
+        emptyCount = empty.size();
         s.counters(Counters.withFrozen(s.counters(), true));
         s.chunk.ownerRelease(s.headPage, tc.id);
         return s;
@@ -247,6 +250,7 @@ final class SlabCache {
                 return 0;
             }
         }
+        emptyCount = empty.size();
         final int n = s.fill(m, max);
         if (s.freeObjects() == 0) {
             if (s.onPartial) {
@@ -277,6 +281,7 @@ final class SlabCache {
             s.onPartial = false;
         }
         empty.add(s);
+        emptyCount = empty.size();
     }
 
     private void destroyLocked(final Slab s) {
@@ -296,12 +301,18 @@ final class SlabCache {
             destroyLocked(empty.pollLast());
             released++;
         }
+        emptyCount = empty.size();
         return released;
     }
 
     /** @return empty slabs this cache keeps (lock held). */
     int emptySlabsLocked() {
         return empty.size();
+    }
+
+    /** @return empty slabs this cache keeps, read without the lock (a hint: may be a moment old). */
+    int emptySlabsHint() {
+        return emptyCount;
     }
 
     /**

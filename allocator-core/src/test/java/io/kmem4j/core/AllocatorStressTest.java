@@ -564,7 +564,7 @@ class AllocatorStressTest {
 
     /**
      * Every buffer released, every thread that used the allocator ended and adopted: once the reaper has
-     * adopted a thread it shrinks (flushes depots, frees spare slabs, releases empty chunks beyond
+     * adopted a thread it shrinks (flushes depots, frees empty slabs, releases empty chunks beyond
      * {@code retainedEmptyChunks}), so one more thread that allocates and ends must leave, without
      * {@code trim()}, no slab at all and exactly the retained floor of empty chunks (fewer only if fewer
      * were ever allocated). ({@code trim()} itself releases the retained chunks too.)

@@ -371,7 +371,7 @@ class PageHeapTest {
         assertThat(h.chunksReleased()).isEqualTo(2);
     }
 
-    /** Grows {@code h} by two chunks, carves a slab of four pages in each and frees both: two empty chunks. */
+    /** Grows {@code h} by two chunks, carves two slabs of four pages (both land in the first) and frees them: two empty chunks. */
     private Chunk[] twoEmptiedChunks(final PageHeap h) {
         h.grow(h.snapshot());
         h.grow(h.snapshot());

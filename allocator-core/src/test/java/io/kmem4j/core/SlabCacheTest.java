@@ -194,7 +194,7 @@ class SlabCacheTest {
         assertThat(c.slabsCreated).isEqualTo(3);
 
         final Slab s3 = freeze(tcB);
-        assertThat(s3).as("no partial slab, no spare: a new slab").isNotIn(s0, s1, s2);
+        assertThat(s3).as("no partial slab, no empty one: a new slab").isNotIn(s0, s1, s2);
         assertThat(s3.headPage).isEqualTo(3);
         assertThat(c.slabsCreated).isEqualTo(4);
         assertThat(get(() -> c.freezeSlabLocked(tcB))).as("chunk full: the heap must grow").isNull();
@@ -206,22 +206,22 @@ class SlabCacheTest {
     }
 
     @Test
-    void freezeTakesAPartialSlabBeforeTheSpareAndTheSpareBeforeANewSlab() {
+    void freezeTakesAPartialSlabBeforeAnEmptyOneAndAnEmptyOneBeforeANewSlab() {
         grow();
         final Slab low = freeze(tcA);
         final Slab high = freeze(tcA);
         final long[] o = take(high, 2);
         run(() -> {
-            c.unfreezeLocked(low); // unused: becomes the spare
+            c.unfreezeLocked(low); // unused: kept as an empty slab
             c.unfreezeLocked(high); // partly used: partial list
         });
         assertThat(low.onPartial).isFalse();
-        assertThat(c.slabs).as("the spare is kept").isEqualTo(2);
+        assertThat(c.slabs).as("the empty slab is kept").isEqualTo(2);
         assertThat(c.slabsFreed).isZero();
         assertThat(low.chunk.slabs[low.headPage]).isSameAs(low);
 
-        assertThat(freeze(tcA)).as("partial first, although the spare has the lower address").isSameAs(high);
-        assertThat(freeze(tcA)).as("then the spare").isSameAs(low);
+        assertThat(freeze(tcA)).as("partial first, although the empty one has the lower address").isSameAs(high);
+        assertThat(freeze(tcA)).as("then the empty one").isSameAs(low);
         assertThat(low.frozen()).isTrue();
         assertThat(c.slabsCreated).isEqualTo(2);
         final Slab fresh = freeze(tcA);
@@ -347,7 +347,7 @@ class SlabCacheTest {
         assertThat(s.chunk.ownerAcquire(s.headPage)).isEqualTo(tcA.id);
         assertThat(c.slabs).as("an empty frozen slab is not freed").isEqualTo(1);
         assertThat(s.chunk.slabs[s.headPage]).isSameAs(s);
-        assertThat(freeze(tcB)).as("nor made the spare").isNotSameAs(s);
+        assertThat(freeze(tcB)).as("nor kept as an empty slab").isNotSameAs(s);
         assertThat(tcA.pendingOutgoing()).isZero();
     }
 
@@ -381,7 +381,7 @@ class SlabCacheTest {
         assertThat(s.inuse()).isZero();
         assertThat(s.onPartial).as("emptied: off the partial list").isFalse();
         assertThat(get(c::partialSlabsLocked)).isZero();
-        assertThat(c.slabs).as("kept as the spare").isEqualTo(1);
+        assertThat(c.slabs).as("kept as an empty slab").isEqualTo(1);
         assertThat(c.slabsFreed).isZero();
         assertThat(freeze(tcB)).isSameAs(s);
         assertThat(c.doubleFrees).isEqualTo(1);
@@ -427,7 +427,7 @@ class SlabCacheTest {
         assertThat(m.count).isZero();
         assertThat(m.isEmpty()).isTrue();
         assertThat(unfrozen.inuse()).isZero();
-        assertThat(get(c::partialSlabsLocked)).as("emptied into the spare").isZero();
+        assertThat(get(c::partialSlabsLocked)).as("emptied into the empty list").isZero();
         assertThat(frozenByA.inuse()).as("sent to tcA, not put back").isEqualTo(2);
         assertThat(tcB.pendingOutgoing()).isEqualTo(2);
         final List<Long> pending = new ArrayList<>();
@@ -478,7 +478,7 @@ class SlabCacheTest {
         assertThat(c.retired).isFalse();
         assertThat(CacheTable.get(c.id)).isSameAs(c);
         run(() -> c.unfreezeLocked(s));
-        assertThat(c.retireIfEmpty()).as("the spare is a slab").isFalse();
+        assertThat(c.retireIfEmpty()).as("an empty slab is a slab").isFalse();
         run(() -> c.shrinkLocked(tcA));
         assertThat(c.slabs).isZero();
 

@@ -35,10 +35,19 @@ final class TestSupport {
      * @return the bytes reserved, to give back with {@code JdkInternals.unreserveDirectMemory}
      */
     static long exhaustBudgetLeavingOneMebibyte() throws ReflectiveOperationException {
+        return exhaustBudgetLeaving(1 << 20);
+    }
+
+    /**
+     * Reserves all of {@code MaxDirectMemorySize} but {@code left} bytes the way the JDK counts its own buffers.
+     *
+     * @return the bytes reserved, to give back with {@code JdkInternals.unreserveDirectMemory}
+     */
+    static long exhaustBudgetLeaving(final long left) throws ReflectiveOperationException {
         final Class<?> bits = Class.forName("java.nio.Bits");
         final long max = (long) declaredField(bits, "MAX_MEMORY").get(null);
         final long used = ((java.util.concurrent.atomic.AtomicLong) declaredField(bits, "RESERVED_MEMORY").get(null)).get();
-        final long take = max - used - (1 << 20);
+        final long take = max - used - left;
         JdkInternals.reserveDirectMemory(take);
         return take;
     }

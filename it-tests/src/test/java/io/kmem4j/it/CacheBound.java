@@ -13,7 +13,9 @@ import java.util.Map;
  *                                                                          a loaded and a previous magazine
  *                                                                          and its frozen slab
  *              + depotMagazines * magazineRounds * objectSize + slabBytes   the cache: a full depot and a
- *                                                                          spare slab
+ *                                                                          slab (its other empty slabs
+ *                                                                          go back to the pages before
+ *                                                                          the heap grows)
  *   bound      = ceil((liveObjectBytes + sum over c of caches(c)) / chunkSizeBytes)
  *                + retainedEmptyChunks                                     whole chunks, plus the empty
  *                                                                          ones kept on purpose

@@ -35,12 +35,14 @@ import org.junit.jupiter.params.provider.MethodSource;
  * <p><b>Plateau</b>, leaving out the first quarter of the run (warm-up) and comparing the largest
  * value of the last third of the samples with the largest of the first third:
  * <ul>
- *   <li>{@code BytesReserved} at most the first third's times 1.10 plus one chunk, or, while the
- *       run is still on its way to the direct-memory limit, at most the limit plus one chunk. Both
- *       samples drop buffers that only GC frees, and GC runs seldom here (echo: every few seconds),
- *       so reserved memory climbs to the limit with kmem4j as the JDK's own does without it; how
- *       soon a run gets there depends on the machine's speed (an idle box before the first third, a
- *       busy CI box after it). Growing to the limit is the JDK's behaviour; passing it is a fault.</li>
+ *   <li>{@code BytesReserved} at most the first third's times 1.10 plus one chunk, once the first
+ *       third is at the direct-memory limit. Both samples drop buffers that only GC frees, and GC
+ *       runs seldom here (echo: every few seconds), so reserved memory climbs to the limit with
+ *       kmem4j as the JDK's own does without it; how soon a run gets there depends on the machine's
+ *       speed (an idle box before the first third, a busy CI box after it). While the first third is
+ *       still climbing, no bound on {@code BytesReserved} is asserted (the limit itself is one that
+ *       could never fail: chunks are reserved through the JDK's try-reservation) and the output
+ *       says so; RSS is compared in both cases.</li>
  *   <li>RSS at most the first third's times 1.10 plus one chunk, plus what {@code BytesReserved}
  *       grew by between the two thirds: RSS may follow the allocator's memory, nothing else.
  *       Heap and direct memory are fixed, so RSS growing beyond that is memory kmem4j holds outside
@@ -145,10 +147,17 @@ class SoakIT {
         long lastRss = last.stream().mapToLong(Sample::rss).max().orElseThrow();
         log(jdk, sample, table(samples, firstReserved, lastReserved, firstRss, lastRss) + "\n  " + afterwards
                 + "\n  CSV: " + csv);
-        assertThat(lastReserved).as("BytesReserved plateau of %s on %s: max of the last third vs the larger of max of the"
-                + " first third after warm-up (%d) * %.2f + one chunk (%d) and the direct-memory limit (%d) + one chunk; %s",
-                sample, jdk, firstReserved, PLATEAU_FACTOR, chunk, DIRECT_LIMIT, csv)
-                .isLessThanOrEqualTo(Math.max((long) (firstReserved * PLATEAU_FACTOR), DIRECT_LIMIT) + chunk);
+        if (firstReserved < DIRECT_LIMIT - 2 * chunk) {
+            // chunks are reserved with the JDK's try-reservation, so BytesReserved cannot pass the limit:
+            // a bound of "the limit" could never fail, and none is asserted; RSS below is compared
+            log(jdk, sample, "BytesReserved not compared: the first third was still climbing to the limit ("
+                    + firstReserved + " of " + DIRECT_LIMIT + " bytes); RSS is compared with what BytesReserved grew");
+        } else {
+            assertThat(lastReserved).as("BytesReserved plateau of %s on %s: max of the last third vs max of the first"
+                    + " third after warm-up (%d) * %.2f + one chunk (%d); %s", sample, jdk, firstReserved, PLATEAU_FACTOR,
+                    chunk, csv)
+                    .isLessThanOrEqualTo((long) (firstReserved * PLATEAU_FACTOR) + chunk);
+        }
         long reservedGrowth = Math.max(0, lastReserved - firstReserved);
         assertThat(lastRss).as("RSS plateau of %s on %s: max of the last third vs max of the first third after warm-up (%d) * %.2f"
                 + " + one chunk (%d) + the growth of BytesReserved between the thirds (%d); %s",

@@ -135,7 +135,7 @@ class ThreadChurnIT {
 
     /**
      * Whole chunks that the configured caches of the one live thread of the 16 KiB class (the
-     * holder: two magazines and a frozen slab) and the class's depot and spare slab may hold, as
+     * holder: two magazines and a frozen slab) and the class's depot and an empty slab may hold, as
      * {@link CacheBound} counts them: they may fill or empty between two checkpoints.
      */
     private static long holderSlack(ForkedJvm app, long pagesPerSlab) {

@@ -93,14 +93,20 @@ public final class AgentConfig {
      * Whether the settings ask for {@code summary=true}, read without checking the others: an agent
      * whose configuration is invalid still prints its one summary line at exit when asked to.
      *
-     * @return true for {@code summary=true} from any source; false when absent, false or unreadable
+     * @return true for {@code summary=true} from any source (from the arguments alone when the
+     *         configuration file cannot be read); false when absent, false or unreadable
      */
     public static boolean summaryRequested(final String agentArgs, final Properties sysProps, final Map<String, String> env) {
         try {
-            final String v = merge(agentArgs, sysProps, env, new java.util.ArrayList<>()).get(SUMMARY);
+            String v;
+            try {
+                v = merge(agentArgs, sysProps, env, new java.util.ArrayList<>()).get(SUMMARY);
+            } catch (final RuntimeException unreadableFile) {
+                v = parseArgs(agentArgs).get(SUMMARY); // a configFile that cannot be read: the arguments alone
+            }
             return v != null && "true".equalsIgnoreCase(v.trim());
-        } catch (final RuntimeException unreadable) {
-            return false;
+        } catch (final Throwable unreadable) {
+            return false; // never in the way of the agent's start
         }
     }
 

@@ -104,7 +104,7 @@ public interface AllocatorMXBean {
     String getConfiguration();
 
     /**
-     * Returns free memory to the JDK (orphaned frees, depots, spare slabs, empty chunks).
+     * Returns free memory to the JDK (orphaned frees, depots, empty slabs, empty chunks).
      *
      * @return bytes of chunk memory released
      */

@@ -24,7 +24,7 @@ public interface SlabCacheMXBean {
     /** @return 64 KiB pages in one slab. */
     int getPagesPerSlab();
 
-    /** @return slabs held (frozen, partial, full and the spare). */
+    /** @return slabs held (frozen, partial, full and empty). */
     long getSlabs();
 
     /** @return slabs on the partial list. */

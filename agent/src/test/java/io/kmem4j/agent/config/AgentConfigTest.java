@@ -54,7 +54,8 @@ class AgentConfigTest {
         assertThat(AgentConfig.summaryRequested(invalid, props(), Map.of())).isFalse();
         assertThat(AgentConfig.summaryRequested("summary=yes", props(), Map.of())).as("not a boolean: no").isFalse();
         assertThat(AgentConfig.summaryRequested("configFile=/no/such/file,summary=true", props(), Map.of()))
-            .as("unreadable configuration").isFalse();
+            .as("unreadable configuration file: the arguments alone").isTrue();
+        assertThat(AgentConfig.summaryRequested("configFile=/no/such/file", props(), Map.of())).isFalse();
     }
 
     // ---------------------------------------------------------------- parseArgs
