@@ -90,10 +90,21 @@ class OtelAgentIT {
             for (String a : awaited) {
                 jvm.awaitLine(ForkedJvm.Channel.STDERR, "an export with " + a, l -> l.contains(a), STEP);
             }
+            // two more collections once the workload is over: the last whole one reads figures that stand
+            // still, so its views of them can agree (on a busy box every collection during the run read
+            // the pool and the Allocator bean on either side of a change)
+            long collections = collections(jvm);
+            org.awaitility.Awaitility.await("two more OpenTelemetry collections of " + jvm).atMost(STEP)
+                    .pollInterval(Duration.ofMillis(100)).until(() -> collections(jvm) >= collections + 2);
             jvm.closeStdin();
             assertThat(jvm.waitForExit(STEP)).as("exit code of %s\n%s", jvm, jvm.describe()).isZero();
             return new Run(jvm, jvm.stdoutLines(), jvm.stderrLines());
         }
+    }
+
+    /** Collections the logging exporter has printed so far (one {@code jvm.buffer.memory.used} line each). */
+    private static long collections(ForkedJvm jvm) {
+        return jvm.stderrLines().stream().filter(l -> l.contains("name=jvm.buffer.memory.used")).count();
     }
 
     private static String echoed(Run run) {
