@@ -245,6 +245,18 @@ final class JdkInternals {
         }
     }
 
+    /**
+     * @return true when {@code bytes} would fit under {@code MaxDirectMemorySize} now: a
+     *         {@link #tryReserveDirectMemory(long)} given back at once (one CAS each way, no GC, no wait)
+     */
+    static boolean fitsUnderTheLimit(final long bytes) {
+        if (tryReserveDirectMemory(bytes)) {
+            unreserveDirectMemory(bytes);
+            return true;
+        }
+        return false;
+    }
+
     /** Returns {@code bytes} taken with {@link #reserveDirectMemory(long)} or {@link #tryReserveDirectMemory(long)}. */
     static void unreserveDirectMemory(final long bytes) {
         try {

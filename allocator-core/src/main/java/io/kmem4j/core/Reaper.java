@@ -222,8 +222,7 @@ final class Reaper {
      */
     void relieveBudgetFor(final int capacity) {
         try {
-            if (JdkInternals.tryReserveDirectMemory(capacity)) {
-                JdkInternals.unreserveDirectMemory(capacity);
+            if (JdkInternals.fitsUnderTheLimit(capacity)) {
                 return;
             }
             final ThreadCache tc = registry.current();

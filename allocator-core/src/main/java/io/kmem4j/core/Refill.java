@@ -223,14 +223,6 @@ final class Refill {
         }
     }
 
-    /** @return true when {@code bytes} would fit under {@code MaxDirectMemorySize} now (a try-reservation, given back). */
-    private static boolean fitsOnTheJdksPath(final int bytes) {
-        if (JdkInternals.tryReserveDirectMemory(bytes)) {
-            JdkInternals.unreserveDirectMemory(bytes);
-            return true;
-        }
-        return false;
-    }
 
     /**
      * Tier 8: no chunk fits under {@code MaxDirectMemorySize} now (growth never waits). Take in
@@ -250,7 +242,8 @@ final class Refill {
         // Collect only where the JDK would: kmem4j holds chunks (else GC could give it nothing) and the
         // request would not fit under the limit on the JDK's path either (there it would be served
         // without any GC, so a collection here would be one the JDK never runs).
-        if (pages.chunkCount() > 0 && !fitsOnTheJdksPath(caches[cls].objectSize) && ReferenceProcessing.collect()) {
+        if (pages.chunkCount() > 0 && !JdkInternals.fitsUnderTheLimit(caches[cls].objectSize)
+            && ReferenceProcessing.collect()) {
             // GC found the buffers dropped into our chunks: take them back instead of the JDK's path
             a = fromRemoteFrees(tc, cls);
             if (a == 0) {
