@@ -33,9 +33,10 @@ import org.slf4j.Logger;
  * Installs kmem4j into a running JVM, in this order, so that a failure at any step leaves the
  * application on the JDK's allocator:
  * <ol>
- *   <li>read and validate the configuration ({@link AgentConfig});</li>
  *   <li>open {@code java.nio} and export {@code jdk.internal.misc} to the agent's module only
  *       ({@code Instrumentation.redefineModule}; no command-line flag);</li>
+ *   <li>read and validate the configuration ({@link AgentConfig}; the default chunk size follows
+ *       {@code -XX:MaxDirectMemorySize}, read through {@code jdk.internal.misc});</li>
  *   <li>build the {@link SlabAllocator} (it probes the JDK's internals and refuses an unknown shape);</li>
  *   <li>define {@code java.nio.Kmem4jBridge} and point it at the allocator;</li>
  *   <li>retransform {@code java.nio.ByteBuffer.allocateDirect} to ask the bridge first ({@link JdkClassTransformer});</li>
@@ -81,6 +82,7 @@ public final class AgentInstaller {
         }
         final AgentConfig config;
         try {
+            openJavaBase(inst); // first: the configuration's defaults read the direct-memory limit (jdk.internal.misc)
             config = configure(args);
         } catch (final Throwable t) {
             error("kmem4j is disabled, the application runs on the JDK's allocator: " + describe(t));
@@ -224,7 +226,6 @@ public final class AgentInstaller {
         throws Exception {
         final Logger log = AgentLog.get(AgentInstaller.class);
         final long t1 = System.nanoTime();
-        openJavaBase(inst);
         final BootstrapBridge.Members members = BootstrapBridge.members();
         final Field bridge = members.allocator;
         if (bridge.get(null) != null) {
@@ -264,7 +265,7 @@ public final class AgentInstaller {
         }
         startJmx(allocator, snapshots, notListed == null ? bufferPool : null, config.effective, interceptor, pools);
         final long t4 = System.nanoTime();
-        log.debug("installed in {} ms: java.base access, bridge and owned lifecycle {} ms, allocator {} ms,"
+        log.debug("installed in {} ms: bridge and owned lifecycle {} ms, allocator {} ms,"
                 + " ByteBuffer retransformation and pools {} ms", (t4 - t1) / 1_000_000, (t2 - t1) / 1_000_000,
             (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000);
         log.info("kmem4j {} serving ByteBuffer.allocateDirect for capacities {}..{} bytes ({}{}){}{}",

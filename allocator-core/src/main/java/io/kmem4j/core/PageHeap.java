@@ -28,6 +28,8 @@ final class PageHeap {
     /** After a failed reservation, growth is refused at once for this long (requests go to the JDK). */
     private static final long FAILURE_HOLD_NANOS = 100_000_000L;
     private long chunksReleased;
+    /** {@link System#nanoTime()} of the last chunk released: a failure before it holds growth back no longer. */
+    private volatile long lastReleaseNanos = System.nanoTime() - Long.MAX_VALUE / 2;
     /** {@link System#nanoTime()} of the last successful growth (racy reads: a late value only delays a release). */
     private volatile long lastGrowNanos = System.nanoTime() - Long.MAX_VALUE / 2;
 
@@ -103,8 +105,8 @@ final class PageHeap {
     void grow(final Chunk[] seen) {
         final long queuedAt = System.nanoTime();
         final OutOfMemoryError recent = lastFailure;
-        if (recent != null && queuedAt - lastFailureNanos < FAILURE_HOLD_NANOS) {
-            throw recent; // the budget was exhausted a moment ago: let the JDK's own path serve this one
+        if (recent != null && queuedAt - lastFailureNanos < FAILURE_HOLD_NANOS && lastReleaseNanos - lastFailureNanos < 0) {
+            throw recent; // the budget was exhausted a moment ago, and no chunk went back since: let the JDK's own path serve this one
         }
         // No time-out: the holder never waits inside the JDK (the reservation is a try, not the JDK's GC
         // and back-off), so the wait is one chunk's allocation and zeroing. A time-out here turned
@@ -261,6 +263,7 @@ final class PageHeap {
                     c.release();
                     released += c.reservedBytes;
                     chunksReleased++;
+                    lastReleaseNanos = System.nanoTime();
                     final Events.ChunkRelease e = new Events.ChunkRelease();
                     e.bytes = c.reservedBytes;
                     e.chunks = current.length;

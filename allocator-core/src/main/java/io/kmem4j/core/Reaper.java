@@ -212,6 +212,22 @@ final class Reaper {
     }
 
     /**
+     * Gives back what kmem4j caches, for a request that meets the limit: the calling thread's frees
+     * in flight and its magazines and frozen slabs of every class (a platform thread's), then
+     * {@link #trim()}. The caller's thread only, with its cache busy.
+     *
+     * @return bytes of chunk memory released to the JDK
+     */
+    long relieve(final ThreadCache tc) {
+        if (tc.kind == ThreadCache.CACHING) {
+            tc.flushOutgoing();
+            remote.drain(tc);
+            giveBackAll(tc, tc);
+        }
+        return trim();
+    }
+
+    /**
      * A request this allocator does not serve is about to take the JDK's own path. When it would not
      * fit under {@code MaxDirectMemorySize} now, give back what kmem4j caches first (the caller's own
      * magazines and frozen slabs, every depot and empty slab, every empty chunk), so that the JDK's
@@ -234,12 +250,7 @@ final class Reaper {
             event.cache = "(above the largest size class)";
             tc.busy = true;
             try {
-                if (tc.kind == ThreadCache.CACHING) {
-                    tc.flushOutgoing();
-                    remote.drain(tc);
-                    giveBackAll(tc, tc);
-                }
-                event.releasedBytes = trim();
+                event.releasedBytes = relieve(tc);
             } finally {
                 tc.busy = false;
                 event.commit();

@@ -13,8 +13,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * A tracked buffer dropped to GC comes back through its cleaner; growing the page heap while such
  * cleaners are pending would make kmem4j hold more than the JDK would.
  *
- * <p>Cheap when nothing is pending (one monitor and one test); it waits only while the JDK is
- * processing references that GC already found. Needs {@code jdk.internal.access} exported to this
+ * <p>And, at the limit ({@link AtTheLimit}), asking for the collection the JDK would run there,
+ * shared between the threads that need it ({@link #collectUnlessOneStartedSince}).
+ *
+ * <p>{@link #help()} is cheap when nothing is pending (one monitor and one test); it waits only while
+ * the JDK is processing references that GC already found. Needs {@code jdk.internal.access} exported to this
  * module (the agent exports it) and, on 26+, {@code java.nio} opened; without, {@link #help()} does
  * nothing. Threads: any, but never the GC cleaner thread (it would wait for itself).
  */
@@ -47,93 +50,65 @@ final class ReferenceProcessing {
 
     /** Held by the one thread running a requested collection; the others wait for its outcome. */
     private static final ReentrantLock COLLECTING = new ReentrantLock();
-    /** Shortest time between the end of one requested collection and the start of the next, ns. */
-    static final long MIN_COLLECTION_INTERVAL_NANOS = 100_000_000L;
-    /** {@link System#nanoTime()} before which no new collection is requested. */
-    private static volatile long nextCollectionNanos = System.nanoTime();
-    /** Longest wait after collections that gave nothing back, ns. */
-    static final long MAX_COLLECTION_INTERVAL_NANOS = 5_000_000_000L;
-    /** The wait after the last requested collection; doubles while they give nothing back (under COLLECTING or racy). */
-    private static volatile long intervalNanos = MIN_COLLECTION_INTERVAL_NANOS;
+    /** Collections requested here that have started (written under COLLECTING). */
+    private static volatile long started;
 
     private ReferenceProcessing() {
     }
 
     /**
-     * Reports whether the collection {@link #collect()} ran gave the caller memory back: when it did
-     * not (everything at the limit is live), the wait before the next one doubles, up to {@value
-     * #MAX_COLLECTION_INTERVAL_NANOS} ns, so that a program at its limit is not collected ten times
-     * a second; when it did, the wait is back to its least.
+     * @return collections requested here that have started so far: read it before a failed attempt
+     *         and pass it to {@link #collectUnlessOneStartedSince}
      */
-    static void collected(final boolean gaveBack) {
-        final long next = gaveBack ? MIN_COLLECTION_INTERVAL_NANOS
-            : Math.min(MAX_COLLECTION_INTERVAL_NANOS, intervalNanos * 2);
-        if (!gaveBack) {
-            nextCollectionNanos = System.nanoTime() + next;
-        }
-        intervalNanos = next;
-    }
-
-    /** @return the wait after the next requested collection, ns (tests) */
-    static long intervalNanos() {
-        return intervalNanos;
-    }
-
-    /** Tests: forgets the waits, as at start. */
-    static void resetCollectionWaits() {
-        intervalNanos = MIN_COLLECTION_INTERVAL_NANOS;
-        nextCollectionNanos = System.nanoTime();
-    }
-
-    /** Tests: waits until {@link #collect()} may ask for a collection again. */
-    static void awaitCollectionAllowed() throws InterruptedException {
-        long wait;
-        while ((wait = nextCollectionNanos - System.nanoTime()) > 0) {
-            Thread.sleep(wait / 1_000_000 + 1);
-        }
+    static long collectionsStarted() {
+        return started;
     }
 
     /**
-     * Asks for the collection the JDK itself would run now, and helps the cleaners it finds run: for
-     * an allocation whose size class has no free object while kmem4j's chunks fill the whole
-     * direct-memory budget. Such chunks are usually full of buffers the program dropped and GC has not
-     * found yet. The JDK's {@code Bits.reserveMemory} calls {@code System.gc()} at this point too, but
-     * then sleeps (up to about 0.5 s) until memory comes back to the JDK's account, which kmem4j's
-     * frees never do: they come back to kmem4j's slabs. So kmem4j collects itself and takes back
-     * what GC freed, instead of passing the request to that loop.
+     * Waits for a collection another thread is running now, if any, and helps the cleaners it found.
      *
-     * <p>At most one collection at a time: a thread arriving while one runs waits for it and shares its
-     * outcome. After one, none is requested again for twice its duration or {@value
-     * #MIN_COLLECTION_INTERVAL_NANOS} ns, whichever is longer, and longer still while collections
-     * give nothing back ({@link #collected}): a program whose buffers are all live at the limit
-     * would otherwise collect at every allocation. {@code -XX:+DisableExplicitGC}
-     * makes the request do nothing, as it does the JDK's. Never on the GC cleaner thread.
-     *
-     * @return true when a collection ran (or was waited for): frees may have come back
+     * @return true when there was one (frees may have come back: try again before asking for another)
      */
-    static boolean collect() {
-        if (System.nanoTime() - nextCollectionNanos < 0 || JdkInternals.isGcCleanerThread(Thread.currentThread())) {
+    static boolean awaitRunningCollection() {
+        if (!COLLECTING.isLocked() || COLLECTING.isHeldByCurrentThread()) {
             return false;
         }
-        if (!COLLECTING.tryLock()) {
-            COLLECTING.lock(); // another thread collects: wait for it, then take what it freed
-            COLLECTING.unlock();
-            help();
-            return true;
+        COLLECTING.lock();
+        COLLECTING.unlock();
+        help();
+        return true;
+    }
+
+    /**
+     * Asks for the collection the JDK itself would run now, and helps the cleaners it finds run: for a
+     * request that neither kmem4j's slabs nor the JDK's path can serve without reclaiming, where the
+     * JDK's {@code Bits.reserveMemory} calls {@code System.gc()} ({@link AtTheLimit}). kmem4j's chunks
+     * are then usually full of buffers the program dropped and GC has not found yet.
+     *
+     * <p>One at a time, and shared as HotSpot shares {@code System.gc()} calls: when a collection
+     * requested here started after the caller read {@code seen} (before its failed attempt), it is
+     * the caller's too, and none is run again (the caller waits for it if it still runs). A collection
+     * that was already running when the caller failed is not: it may not see what the caller's
+     * thread dropped since. There is no other limit on the rate (the JDK has none: a program at its
+     * limit collects at every failed reservation). {@code -XX:+DisableExplicitGC} makes the request
+     * do nothing, as it does the JDK's. Never on the GC cleaner thread (it would wait for itself).
+     *
+     * @param seen {@link #collectionsStarted()} as the caller read it before its failed attempt
+     */
+    static void collectUnlessOneStartedSince(final long seen) {
+        if (JdkInternals.isGcCleanerThread(Thread.currentThread())) {
+            return;
         }
+        COLLECTING.lock();
         try {
-            final long start = System.nanoTime();
-            if (start - nextCollectionNanos < 0) {
-                return true; // one ended while this thread got the lock
+            if (started == seen) {
+                started = seen + 1;
+                System.gc();
             }
-            System.gc();
-            help();
-            final long end = System.nanoTime();
-            nextCollectionNanos = end + Math.max(intervalNanos, 2 * (end - start));
-            return true;
         } finally {
             COLLECTING.unlock();
         }
+        help();
     }
 
     /**

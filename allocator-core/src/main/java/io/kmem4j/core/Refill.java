@@ -14,8 +14,9 @@ package io.kmem4j.core;
  *   7 grow             first help the JDK run the cleaners GC found (ReferenceProcessing),
  *                      then take back other caches' empty slabs,
  *                      then one more chunk from the JDK's budget      no cache lock; may fail at once
- *   8 underPressure    the budget is short: drain; collect as the JDK would (System.gc, at most
- *                      one at a time) and take back what GC freed; give my caches back, trim, try once more
+ *   8 underPressure    no chunk fits: the JDK's path serves it when it fits there; else give my
+ *                      caches back, trim, and reclaim as the JDK's Bits would (AtTheLimit: reference
+ *                      processing, one shared System.gc, ~0.5 s back-off), trying again each step
  *   9 (0 returned)     the JDK's own allocateDirect serves the request
  * </pre>
  *
@@ -57,10 +58,7 @@ final class Refill {
     long allocate(final ThreadCache tc, final int cls) {
         tc.busy = true;
         try {
-            long a = fromRemoteFrees(tc, cls);
-            if (a == 0) {
-                a = fromPrevious(tc, cls);
-            }
+            final long a = fromMine(tc, cls);
             if (a != 0) {
                 return a;
             }
@@ -80,6 +78,12 @@ final class Refill {
         } finally {
             tc.busy = false;
         }
+    }
+
+    /** Tiers 1 and 2: what is mine without a lock. */
+    private long fromMine(final ThreadCache tc, final int cls) {
+        final long a = fromRemoteFrees(tc, cls);
+        return a != 0 ? a : fromPrevious(tc, cls);
     }
 
     /** Tier 1: sends my pending batches, takes in what others sent me; pops the loaded magazine if that filled it. */
@@ -200,74 +204,45 @@ final class Refill {
     }
 
     /**
-     * After a collection: my previous magazine, else the slabs, else the pages of other classes'
-     * empty slabs (without growing, and without trim, which would release chunks only to reserve
-     * one again); 0 when none has an object.
-     */
-    private long fromPreviousOrSlabsWithoutGrowing(final ThreadCache tc, final int cls) {
-        final long a = fromPrevious(tc, cls);
-        if (a != 0) {
-            return a;
-        }
-        try {
-            try {
-                return fromSlabs(tc, cls, false);
-            } catch (final OutOfMemoryError full) {
-                if (reaper.releaseEmptySlabs(0, caches[cls]) == 0) {
-                    return 0;
-                }
-                return fromSlabs(tc, cls, false);
-            }
-        } catch (final OutOfMemoryError | SlabCache.RetiredException stillFullOrClosed) {
-            return 0;
-        }
-    }
-
-
-    /**
-     * Tier 8: no chunk fits under {@code MaxDirectMemorySize} now (growth never waits). Take in
-     * deferred frees; ask for the collection the JDK would run now and take back what it freed
-     * ({@link ReferenceProcessing#collect()}); give back what this thread and the depots hold; try
-     * once more, growing again only if that released a chunk. Otherwise the JDK's own path serves
-     * the request, reclaiming with GC as it always does.
+     * Tier 8: no chunk fits under {@code MaxDirectMemorySize} now (growth never waits). When the JDK's
+     * path can serve the request without reclaiming (it fits there: a chunk is larger than what is
+     * left), it does, at once: a small limit must not make every request slow. Otherwise give back
+     * what kmem4j caches (this thread's magazines of every class, depots, empty slabs and chunks: far
+     * cheaper than a collection) and reclaim as the JDK would ({@link AtTheLimit}: reference
+     * processing, one shared collection, a back-off of about 0.5 s), trying again after each step.
      */
     private long underPressure(final ThreadCache tc, final int cls) {
-        long a = fromRemoteFrees(tc, cls);
-        if (a == 0) {
-            a = fromPrevious(tc, cls);
-        }
+        long a = fromMine(tc, cls);
         if (a != 0) {
             return a;
         }
-        // Collect only where the JDK would: kmem4j holds chunks (else GC could give it nothing) and the
-        // request would not fit under the limit on the JDK's path either (there it would be served
-        // without any GC, so a collection here would be one the JDK never runs).
-        if (pages.chunkCount() > 0 && !JdkInternals.fitsUnderTheLimit(caches[cls].objectSize)
-            && ReferenceProcessing.collect()) {
-            // GC found the buffers dropped into our chunks: take them back instead of the JDK's path
-            a = fromRemoteFrees(tc, cls);
-            if (a == 0) {
-                a = fromPreviousOrSlabsWithoutGrowing(tc, cls);
-            }
-            ReferenceProcessing.collected(a != 0); // nothing back: the next request waits longer
-            if (a != 0) {
-                return a;
-            }
+        final int size = caches[cls].objectSize;
+        if (pages.chunkCount() == 0 || JdkInternals.fitsUnderTheLimit(size)) {
+            return 0; // the JDK's path serves this one without a collection, so no reclaiming here either
         }
-        reaper.giveBackAll(tc, tc); // this thread's own magazines of every class may pin chunks
-        final long releasedBytes = reaper.trim();
         final Events.BudgetPressure event = new Events.BudgetPressure();
         event.begin();
         event.cache = caches[cls].name;
-        event.releasedBytes = releasedBytes;
         try {
-            a = fromSlabs(tc, cls, releasedBytes > 0);
-            event.recovered = true;
+            event.releasedBytes = reaper.relieve(tc);
+            a = AtTheLimit.reclaim(size, () -> again(tc, cls), () -> reaper.relieve(tc));
+            event.recovered = a != 0;
             return a;
-        } catch (final OutOfMemoryError | SlabCache.RetiredException stillExhausted) {
-            return 0; // the JDK's own path reserves with GC and back-off and throws its own error
         } finally {
             event.commit();
+        }
+    }
+
+    /** One more try once memory may have come back: frees sent to me, my previous magazine, the slabs, a chunk if one fits now. */
+    private long again(final ThreadCache tc, final int cls) {
+        final long a = fromMine(tc, cls);
+        if (a != 0) {
+            return a;
+        }
+        try {
+            return fromSlabs(tc, cls, true);
+        } catch (final OutOfMemoryError | SlabCache.RetiredException stillFullOrClosed) {
+            return 0;
         }
     }
 }

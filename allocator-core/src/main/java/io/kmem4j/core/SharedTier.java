@@ -156,37 +156,20 @@ final class SharedTier {
         return tc == registry.virtual ? allocateVirtual(tc, capacity, tracked) : allocateShared(tc, capacity, tracked);
     }
 
-    /** One object under the cache lock. */
+    /** One object under the cache lock; at the limit, reclaimed as the JDK would ({@link AtTheLimit}). */
     private ByteBuffer allocateShared(final ThreadCache tc, final int capacity, final boolean tracked) {
         final int cls = classes.indexOf(capacity);
         final SlabCache c = caches[cls];
-        long address = 0;
-        boolean tookEmpties = false;
+        long address;
         try {
-            while (address == 0) {
-                final Chunk[] seen = pages.snapshot();
-                c.lock.lock();
-                try {
-                    address = c.takeOneLocked();
-                } finally {
-                    c.lock.unlock();
-                }
-                if (address == 0 && remote.orphans.nonEmpty()) {
-                    remote.returnOrphans(registry.reaper); // frees deferred by virtual threads and GC: reuse them before growing
-                    continue;
-                }
-                if (address == 0 && !tookEmpties) {
-                    tookEmpties = true; // once per request
-                    if (reaper.releaseEmptySlabs(0, c) > 0) {
-                        continue; // another size class kept empty slabs: carve from their pages before growing
-                    }
-                }
-                if (address == 0) {
-                    pages.grow(seen); // no lock held: growing may run GC
-                }
+            address = takeOrGrow(c);
+        } catch (final SlabCache.RetiredException closed) {
+            return accounting.fallback(capacity, "closed");
+        } catch (final OutOfMemoryError budgetExhausted) {
+            address = underPressure(c);
+            if (address == 0) {
+                return accounting.fallback(capacity, "budget exhausted"); // the JDK's path serves it (it fits there, or it throws its own error)
             }
-        } catch (final OutOfMemoryError | SlabCache.RetiredException e) {
-            return accounting.fallback(capacity, "budget exhausted or closed"); // the JDK's path reserves with GC and back-off
         }
         final ByteBuffer b;
         try {
@@ -200,6 +183,56 @@ final class SharedTier {
         tc.count(base + ThreadCache.MISSES, 1);
         tc.count(ThreadCache.ALLOC_BYTES, capacity);
         return b;
+    }
+
+    /**
+     * One object of {@code c}: the cache's shared magazine or slabs, the orphans, other classes' empty
+     * slabs, a new chunk.
+     *
+     * @throws OutOfMemoryError when no chunk fits under the limit
+     * @throws SlabCache.RetiredException when the allocator closed meanwhile
+     */
+    private long takeOrGrow(final SlabCache c) {
+        boolean tookEmpties = false;
+        for (;;) {
+            final Chunk[] seen = pages.snapshot();
+            final long address;
+            c.lock.lock();
+            try {
+                address = c.takeOneLocked();
+            } finally {
+                c.lock.unlock();
+            }
+            if (address != 0) {
+                return address;
+            }
+            if (remote.orphans.nonEmpty()) {
+                remote.returnOrphans(registry.reaper); // frees deferred by virtual threads and GC: reuse them before growing
+                continue;
+            }
+            if (!tookEmpties) {
+                tookEmpties = true; // once per request
+                if (reaper.releaseEmptySlabs(0, c) > 0) {
+                    continue; // another size class kept empty slabs: carve from their pages before growing
+                }
+            }
+            pages.grow(seen); // no lock held: growing may run GC
+        }
+    }
+
+    /** No chunk fits: as {@link Refill}'s tier 8, with the shared cache (nothing of the caller's own to give back). */
+    private long underPressure(final SlabCache c) {
+        if (pages.chunkCount() == 0 || JdkInternals.fitsUnderTheLimit(c.objectSize)) {
+            return 0;
+        }
+        reaper.trim();
+        return AtTheLimit.reclaim(c.objectSize, () -> {
+            try {
+                return takeOrGrow(c);
+            } catch (final OutOfMemoryError | SlabCache.RetiredException stillFullOrClosed) {
+                return 0;
+            }
+        }, reaper::trim);
     }
 
     /** A failed build: the block goes back on top of the cache's shared magazine. */

@@ -40,12 +40,12 @@ public final class SlabAllocatorConfig {
         "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "zeroOnFree",
         "explicitLeakDetection", "siteSampleRate");
 
-    private SlabAllocatorConfig(final Builder b) {
+    private SlabAllocatorConfig(final Builder b, final int chunkSizeBytes) {
         this.siteSampleRate = b.siteSampleRate;
         this.siteFramesToSkip = List.copyOf(b.siteFramesToSkip);
         this.zeroOnFree = b.zeroOnFree;
         this.explicitLeakDetection = b.explicitLeakDetection;
-        this.chunkSizeBytes = b.chunkSizeBytes;
+        this.chunkSizeBytes = chunkSizeBytes;
         this.maxSizeClassBytes = b.maxSizeClassBytes;
         this.minCapacityBytes = b.minCapacityBytes;
         this.magazineRounds = b.magazineRounds;
@@ -64,7 +64,11 @@ public final class SlabAllocatorConfig {
         return builder().build();
     }
 
-    /** @return bytes of off-heap memory taken from the JDK at a time (default 4 MiB). */
+    /**
+     * @return bytes of off-heap memory taken from the JDK at a time: by default 4 MiB, or a sixteenth of
+     *         {@code -XX:MaxDirectMemorySize} when that is less (a multiple of 64 KiB, at least one slab
+     *         of the largest size class), so that a small limit still holds several chunks
+     */
     public int chunkSizeBytes() {
         return chunkSizeBytes;
     }
@@ -235,7 +239,10 @@ public final class SlabAllocatorConfig {
 
     /** Mutable builder; not thread-safe. */
     public static final class Builder {
-        private int chunkSizeBytes = 4 << 20;
+        /** The default chunk size when {@code -XX:MaxDirectMemorySize} holds 16 of them. */
+        static final int DEFAULT_CHUNK_BYTES = 4 << 20;
+        /** 0 until set: the default follows the limit ({@link #build()}). */
+        private int chunkSizeBytes;
         private int maxSizeClassBytes = 64 << 10;
         private int minCapacityBytes = 1;
         private int magazineRounds = 32;
@@ -352,13 +359,21 @@ public final class SlabAllocatorConfig {
         }
 
         /**
-         * @param bytes chunk size: a multiple of 64 KiB in [256 KiB, 1 GiB]
+         * @param bytes chunk size: a multiple of 64 KiB in [256 KiB, 1 GiB], and at most
+         *        {@code -XX:MaxDirectMemorySize} (a larger chunk could never be reserved)
          * @return this builder
          * @throws IllegalArgumentException naming {@code chunkSizeBytes} when out of range
          */
         public Builder chunkSizeBytes(final long bytes) {
-            if (bytes < 256 << 10 || bytes > 1 << 30 || bytes % PAGE_SIZE_BYTES != 0) {
-                throw invalid("chunkSizeBytes", bytes, "a multiple of " + PAGE_SIZE_BYTES + " in [262144, 1073741824]");
+            return chunkSizeBytes(bytes, DirectMemoryLimit.bytes());
+        }
+
+        /** As {@link #chunkSizeBytes(long)}, under the direct-memory limit given ({@code limitBytes < 0}: unknown). */
+        Builder chunkSizeBytes(final long bytes, final long limitBytes) {
+            final long max = limitBytes >= 0 ? Math.min(1 << 30, limitBytes) : 1 << 30;
+            if (bytes < 256 << 10 || bytes > max || bytes % PAGE_SIZE_BYTES != 0) {
+                throw invalid("chunkSizeBytes", bytes, "a multiple of " + PAGE_SIZE_BYTES + " in [262144, " + max + "]"
+                    + (max < 1 << 30 ? ", at most -XX:MaxDirectMemorySize=" + limitBytes : ""));
             }
             this.chunkSizeBytes = (int) bytes;
             return this;
@@ -430,18 +445,37 @@ public final class SlabAllocatorConfig {
          *         class must fit in a chunk; {@code minCapacityBytes <= maxSizeClassBytes})
          */
         public SlabAllocatorConfig build() {
+            return build(DirectMemoryLimit.bytes());
+        }
+
+        /** As {@link #build()}, under the direct-memory limit given ({@code limitBytes < 0}: unknown). */
+        SlabAllocatorConfig build(final long limitBytes) {
             final SizeClasses classes = new SizeClasses(maxSizeClassBytes);
             maxSizeClassBytes = classes.largest(); // the effective value: rounded up to a size class
             if (minCapacityBytes > maxSizeClassBytes) {
                 throw invalid("minCapacityBytes", minCapacityBytes, "[0, maxSizeClassBytes=" + maxSizeClassBytes + "]");
             }
             final long largestSlab = (long) SizeClasses.slabPages(classes.largest()) * PAGE_SIZE_BYTES;
-            if (largestSlab > chunkSizeBytes) {
-                throw invalid("chunkSizeBytes", chunkSizeBytes,
+            final int chunkBytes = chunkSizeBytes != 0 ? chunkSizeBytes : defaultChunkBytes(limitBytes, largestSlab);
+            if (largestSlab > chunkBytes) {
+                throw invalid("chunkSizeBytes", chunkBytes,
                     "at least one slab of the largest size class, " + largestSlab + " bytes, for maxSizeClassBytes="
                         + maxSizeClassBytes);
             }
-            return new SlabAllocatorConfig(this);
+            return new SlabAllocatorConfig(this, chunkBytes);
+        }
+
+        /**
+         * 4 MiB, or a sixteenth of the limit when that is less, in whole pages: at
+         * {@code MaxDirectMemorySize=8m} one 4 MiB chunk would leave kmem4j a single chunk and the
+         * JDK's path every other request. Never below one slab of the largest class (nor 256 KiB).
+         */
+        static int defaultChunkBytes(final long limitBytes, final long largestSlabBytes) {
+            long bytes = DEFAULT_CHUNK_BYTES;
+            if (limitBytes >= 0) {
+                bytes = Math.min(bytes, limitBytes / 16 / PAGE_SIZE_BYTES * PAGE_SIZE_BYTES);
+            }
+            return (int) Math.max(bytes, Math.max(largestSlabBytes, 256 << 10));
         }
     }
 }

@@ -27,6 +27,8 @@
  *   Release          a tracked buffer's cleaner thunk
  *   ExplicitBuffers  identity and exactly-once release of the explicit (no-cleaner) flavour
  *   Reaper           ended threads, idle decay, trim, relief under budget pressure  Linux cache_reap
+ *   AtTheLimit       no chunk fits and the JDK's path cannot serve either: the JDK's Bits.reserveMemory
+ *                    loop for kmem4j's memory (ReferenceProcessing: help, one shared System.gc, back-off)
  *   Accounting       statistics snapshot; the invariant equations of debug mode
  *   LeakDetector, SiteSampler, Events (JFR), Zeroing, JdkInternals, Debug
  * </pre>
@@ -65,6 +67,7 @@
  *   PageHeap.growLock         publishing or removing a chunk (the chunk array, the ChunkMap)
  *   ThreadRegistry.lock       ids, the registry's table, retired statistics, RemoteFrees' inbox table
  *   CacheTable (class)        registering and releasing cache ids
+ *   ReferenceProcessing.COLLECTING  one requested collection at a time; taken with no kmem4j lock held
  *   the JDK's cleaner lock    taken by the JDK when a tracked buffer is born and released (not ours)
  * </pre>
  * Order: reapLock, then one cache lock (never two), then growLock; the registry's lock and the cache

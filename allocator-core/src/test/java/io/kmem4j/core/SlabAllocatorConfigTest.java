@@ -26,6 +26,34 @@ class SlabAllocatorConfigTest {
         assertThat(SlabAllocatorConfig.PAGE_SIZE_BYTES).isEqualTo(65536);
     }
 
+    /** A small {@code MaxDirectMemorySize} holds 16 default chunks, not one or none. */
+    @Test
+    void theDefaultChunkFollowsASmallDirectMemoryLimit() {
+        assertThat(SlabAllocatorConfig.builder().build(-1).chunkSizeBytes()).as("limit unknown").isEqualTo(4 << 20);
+        assertThat(SlabAllocatorConfig.builder().build(6L << 30).chunkSizeBytes()).as("limit 6g").isEqualTo(4 << 20);
+        assertThat(SlabAllocatorConfig.builder().build(64L << 20).chunkSizeBytes()).as("limit 64m").isEqualTo(4 << 20);
+        assertThat(SlabAllocatorConfig.builder().build(32L << 20).chunkSizeBytes()).as("limit 32m").isEqualTo(2 << 20);
+        assertThat(SlabAllocatorConfig.builder().build(10L << 20).chunkSizeBytes()).as("limit 10m: whole pages")
+            .isEqualTo(10 * 65536);
+        assertThat(SlabAllocatorConfig.builder().build(8L << 20).chunkSizeBytes())
+            .as("limit 8m: one slab of the 64 KiB class (8 pages) at least").isEqualTo(512 << 10);
+        assertThat(SlabAllocatorConfig.builder().build(10).chunkSizeBytes()).as("limit 10 bytes").isEqualTo(512 << 10);
+        assertThat(SlabAllocatorConfig.builder().maxSizeClassBytes(4096).build(4L << 20).chunkSizeBytes())
+            .as("limit 4m, largest class 4 KiB").isEqualTo(256 << 10);
+        assertThat(SlabAllocatorConfig.builder().chunkSizeBytes(8 << 20).build(64L << 20).chunkSizeBytes())
+            .as("set explicitly").isEqualTo(8 << 20);
+    }
+
+    @Test
+    void aChunkLargerThanTheDirectMemoryLimitIsRefusedNamingTheLimit() {
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> SlabAllocatorConfig.builder().chunkSizeBytes(1L << 30, 512L << 20))
+            .withMessage("invalid kmem4j setting chunkSizeBytes=1073741824 (allowed: a multiple of 65536 in [262144,"
+                + " 536870912], at most -XX:MaxDirectMemorySize=536870912)");
+        assertThat(SlabAllocatorConfig.builder().chunkSizeBytes(512L << 20, 512L << 20).build(512L << 20).chunkSizeBytes())
+            .as("exactly the limit").isEqualTo(512 << 20);
+    }
+
     @Test
     void asMapHasAllKeysInOrder() {
         assertThat(SlabAllocatorConfig.defaults().asMap()).containsExactly(

@@ -1,0 +1,39 @@
+package io.kmem4j.core;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+
+/**
+ * The JDK's direct-memory limit, {@code -XX:MaxDirectMemorySize} (by default the maximum heap size),
+ * as {@code java.nio.Bits} counts against it: {@code jdk.internal.misc.VM.maxDirectMemory()}. The
+ * agent exports {@code jdk.internal.misc} to its module before it reads its configuration; where it
+ * is not exported the limit is unknown ({@link #bytes()} is -1, asked again next time) and the
+ * defaults do not depend on it.
+ */
+final class DirectMemoryLimit {
+    /** The limit once read (it never changes after the JDK's start-up), -1 until then. */
+    private static volatile long bytes = -1;
+
+    private DirectMemoryLimit() {
+    }
+
+    /** @return the limit in bytes, or -1 when it could not be read */
+    static long bytes() {
+        long b = bytes;
+        if (b < 0) {
+            b = read();
+            bytes = b;
+        }
+        return b;
+    }
+
+    private static long read() {
+        try {
+            final Class<?> vm = Class.forName("jdk.internal.misc.VM");
+            return (long) MethodHandles.lookup().findStatic(vm, "maxDirectMemory", MethodType.methodType(long.class))
+                .invoke();
+        } catch (final Throwable notExported) {
+            return -1;
+        }
+    }
+}
