@@ -98,6 +98,39 @@ class CasesIT {
         log("C1a", jdk, String.join("; ", figures));
     }
 
+    // ---------------------------------------------------------------- C1 (c)
+
+    /**
+     * Four threads keep 512 live 16 KiB buffers each (32 MiB) under a 64 MiB limit and replace a random
+     * one 25,000 times each, dropping the old one: only GC frees them, and every few hundred requests
+     * meet the limit. The JDK alone completes; so must the agent. Before kmem4j reclaimed at the limit
+     * itself ({@code AtTheLimit}), requests it passed on ran the JDK's loop, whose collection gave
+     * kmem4j's memory back to kmem4j and not to the JDK's account: that loop then threw
+     * ({@code Cannot reserve 16384 bytes ... (allocated: 67104768, limit: 67108864)}, all four
+     * threads, one run in three on a busy machine). Times are printed, not asserted.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
+    void c1cThreadsDroppingBuffersAtTheLimit(Jdk jdk) {
+        String[] args = {"drop", "16384", "4", "25000", "512"};
+        AppRun plain = AppRun.run(jdk, "c1c-plain-" + jdk.label(), List.of(MAX_DIRECT_64M), cp(), LIMIT_APP,
+                RUN_TIMEOUT, args);
+        AppRun agent = AppRun.run(jdk, "c1c-agent-" + jdk.label(), List.of(MAX_DIRECT_64M, AppRun.javaagent("summary=true")),
+                cp(), LIMIT_APP, RUN_TIMEOUT, args);
+        for (AppRun run : List.of(plain, agent)) {
+            assertThat(run.exit()).as("exit code of %s\n%s", run, run.description()).isZero();
+        }
+        Map<String, String> p = KeyValues.parse(line(plain, "c1c: completed="));
+        Map<String, String> a = KeyValues.parse(line(agent, "c1c: completed="));
+        assertThat(p.get("oom")).as("the JDK alone completes (%s)\n%s", plain, plain.description()).isEqualTo("0");
+        assertThat(a.get("oom")).as("OutOfMemoryErrors with the agent, where the JDK alone had none\n%s",
+                agent.description()).isEqualTo("0");
+        assertThat(agent.summaryAllocations()).as("requests kmem4j served (the rest went to the JDK's path)\n%s",
+                agent.description()).isGreaterThan(50_000);
+        log("C1c", jdk, "JDK alone " + p.get("millis") + " ms, agent " + a.get("millis") + " ms (kmem4j allocations="
+                + agent.summaryAllocations() + ", fallbacks=" + agent.summaryCounters().get("fallbacks") + ")");
+    }
+
     // ---------------------------------------------------------------- C1 (b)
 
     /**

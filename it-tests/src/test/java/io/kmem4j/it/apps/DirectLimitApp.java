@@ -22,6 +22,10 @@ import java.util.Map;
  *       the failed calls; then releases a quarter of the live set ({@code invokeCleaner}) and allocates
  *       again. Lines start with {@code c1b:}; {@code c1b: FAIL ..} and exit 1 on a broken expectation
  *       the program can judge itself (zero-filled, interrupt status, working after release).</li>
+ *   <li>{@code drop <bufferBytes> <threads> <perThread> <slots>}: each thread fills a ring of
+ *       {@code slots} buffers, then {@code perThread} times replaces a random slot with a new buffer
+ *       (the old one is dropped: only GC frees it). Prints {@code c1c: completed=N of M millis=..
+ *       oom=K} and the first error as {@code c1c: oom message=..}. Exit 0 either way.</li>
  * </ul>
  */
 public final class DirectLimitApp {
@@ -41,6 +45,8 @@ public final class DirectLimitApp {
         switch (args[0]) {
             case "churn" -> churn();
             case "live" -> live(Integer.parseInt(args[1]));
+            case "drop" -> drop(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]),
+                Integer.parseInt(args[4]));
             default -> throw new IllegalArgumentException(args[0]);
         }
         System.out.flush();
@@ -66,6 +72,48 @@ public final class DirectLimitApp {
         System.out.println("c1a: completed=" + completed + " of " + rounds + " millis=" + millis);
         if (oom != null) {
             System.out.println(oom);
+        }
+    }
+
+    private static void drop(int size, int threads, int perThread, int slots) throws InterruptedException {
+        java.util.concurrent.atomic.AtomicInteger completed = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger ooms = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicReference<String> first = new java.util.concurrent.atomic.AtomicReference<>();
+        List<Thread> ts = new ArrayList<>();
+        long start = System.nanoTime();
+        for (int t = 0; t < threads; t++) {
+            long seed = 0x9E3779B97F4A7C15L * (t + 1);
+            Thread th = new Thread(() -> {
+                ByteBuffer[] ring = new ByteBuffer[slots];
+                long x = seed;
+                for (int i = 0; i < slots + perThread; i++) {
+                    x ^= x << 13;
+                    x ^= x >>> 7;
+                    x ^= x << 17;
+                    int s = i < slots ? i : (int) ((x >>> 1) % slots);
+                    try {
+                        ring[s] = ByteBuffer.allocateDirect(size);
+                        ring[s].put(0, (byte) 1);
+                        if (i >= slots) {
+                            completed.incrementAndGet();
+                        }
+                    } catch (OutOfMemoryError e) {
+                        ooms.incrementAndGet();
+                        first.compareAndSet(null, e.getMessage());
+                    }
+                }
+            }, "dropper-" + t);
+            ts.add(th);
+            th.start();
+        }
+        for (Thread th : ts) {
+            th.join();
+        }
+        long millis = (System.nanoTime() - start) / 1_000_000;
+        System.out.println("c1c: completed=" + completed.get() + " of " + (threads * perThread) + " millis=" + millis
+            + " oom=" + ooms.get());
+        if (first.get() != null) {
+            System.out.println("c1c: oom message=" + first.get());
         }
     }
 
