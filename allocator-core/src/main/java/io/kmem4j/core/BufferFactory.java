@@ -70,10 +70,10 @@ final class BufferFactory {
         }
         if (tracked) {
             // owned lifecycle: the cleaner is kept out of the JDK's list, in the object's slab slot
-            final Slab s = OwnedLifecycle.enabled() ? pages.slabOf(address) : null;
+            final Slab s = OwnedLifecycle.enabled() ? tc.slabOf(address, pages) : null;
             final Object[] slots = s == null ? null : s.cleaners;
             final int slot = slots == null ? -1 : s.indexOf(address);
-            final Release hook = hook(tc, address, capacity, slots, slot);
+            final Release hook = hook(tc, address, capacity, slots == null ? null : s, slot);
             try {
                 if (slots == null) {
                     return constructor.newBuffer(capacity, address, hook); // the JDK registers its cleaner
@@ -116,18 +116,18 @@ final class BufferFactory {
     }
 
     /** The release hook of a tracked buffer; a sampled one also carries its allocation site. */
-    private Release hook(final ThreadCache tc, final long address, final int capacity, final Object[] slots,
+    private Release hook(final ThreadCache tc, final long address, final int capacity, final Slab slab,
                          final int slot) {
         if (sampler != null && --tc.sampleCountdown <= 0) {
             tc.sampleCountdown = sampler.rate;
             final SiteSampler.Site site = sampler.record(capacity);
             try {
-                return new Release.Sampled(allocator, address, capacity, slots, slot, site);
+                return new Release.Sampled(allocator, address, capacity, slab, slot, site);
             } catch (final Throwable t) {
                 site.cancelled(capacity);
                 throw t;
             }
         }
-        return new Release(allocator, address, capacity, slots, slot);
+        return new Release(allocator, address, capacity, slab, slot);
     }
 }

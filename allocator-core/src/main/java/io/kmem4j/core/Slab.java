@@ -77,6 +77,15 @@ final class Slab implements Comparable<Slab> {
         return Counters.frozen(counters());
     }
 
+    /**
+     * @return true when {@code address}, an address of kmem4j's memory, lies in this slab and the slab
+     *         is still its chunk's slab for that page (not freed and replaced since)
+     */
+    boolean holds(final long address) {
+        return address - base >= 0 && address - base < (long) pages * SlabAllocatorConfig.PAGE_SIZE_BYTES
+            && chunk.slabs[chunk.pageOf(address)] == this;
+    }
+
     /** @return the index of the object starting at or containing {@code address} (inside this slab). */
     int indexOf(final long address) {
         return (int) (((address - base) * indexMagic) >>> SlabCache.INDEX_SHIFT);

@@ -70,6 +70,13 @@ final class ThreadCache {
     int sampleCountdown;
 
     /**
+     * The slab of the last tracked buffer this cache built (owned lifecycle): consecutive allocations
+     * come from one slab, so most find theirs without the address-to-chunk lookup. Racy on the shared
+     * kinds (virtual threads): any slab read is checked before use.
+     */
+    private Slab lastSlab;
+
+    /**
      * @param id     this cache's id (what a frozen slab's owner word holds), unique among live caches
      * @param thread the owner, or {@code null} for the shared kinds
      * @param kind   {@link #CACHING}, {@link #DEFERRING} or {@link #SHARED}
@@ -255,6 +262,23 @@ final class ThreadCache {
         if (handed != 0) {
             stats[REMOTE_BATCHES] += handed;
         }
+    }
+
+    /**
+     * The slab holding {@code address}, an object this cache's thread holds (handed out, not yet
+     * released): the slab of the previous call when it holds the address, else looked up. The check
+     * is safe without a lock: the object's slab cannot be freed while the object is held, and a slab
+     * freed earlier is no longer in its chunk's page table ({@link PageHeap#freeSlab}), nor is any
+     * slab of a released chunk.
+     */
+    Slab slabOf(final long address, final PageHeap pages) {
+        final Slab last = lastSlab;
+        if (last != null && last.holds(address)) {
+            return last;
+        }
+        final Slab s = pages.slabOf(address);
+        lastSlab = s;
+        return s;
     }
 
     /** Hands every pending outgoing batch to its owner. */
