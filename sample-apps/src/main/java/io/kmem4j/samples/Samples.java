@@ -1,5 +1,6 @@
 package io.kmem4j.samples;
 
+import io.kmem4j.samples.dropper.DropperSample;
 import io.kmem4j.samples.echo.EchoSample;
 import io.kmem4j.samples.hashchain.HashChainSample;
 import io.kmem4j.samples.jetty.JettySample;
@@ -35,7 +36,8 @@ import picocli.CommandLine.Spec;
             HashChainSample.class,
             KvStoreSample.class,
             NettyHttpSample.class,
-            JettySample.class
+            JettySample.class,
+            DropperSample.class
         })
 public final class Samples implements Runnable {
 

@@ -48,7 +48,13 @@ record Program(String name, String what, List<String> jvmFlags, String mainClass
         new Program(POOLED_SERVER, "the same Netty server with its own pooled allocator (a server that pools its buffers)",
             List.of(), null, List.of("netty-http"), List.of("netty-http", "--requests", "100000")),
         new Program("jetty", "Jetty 12 server driven by Jetty's HttpClient (Jetty pools its own buffers)", List.of(),
-            null, List.of("jetty"), List.of("jetty", "--requests", "100000")));
+            null, List.of("jetty"), List.of("jetty", "--requests", "100000")),
+        new Program("dropper", "4 KiB messages in direct buffers never freed: GC alone gives them back (1 GiB heap)",
+            List.of("-Xms1g", "-Xmx1g"), null, List.of("dropper"), List.of("dropper", "--messages", "8000000")),
+        new Program("dropper-limit", "the same with 4 threads x 16 KiB at MaxDirectMemorySize=64m: the limit met every"
+            + " few hundred messages", List.of("-XX:MaxDirectMemorySize=64m"), null,
+            List.of("dropper", "--threads", "4", "--size", "16384", "--slots", "512", "--messages", "200000"),
+            List.of("dropper", "--threads", "4", "--size", "16384", "--slots", "512", "--messages", "1000000")));
 
     /** @return the program of that name */
     static Optional<Program> named(final String name) {
