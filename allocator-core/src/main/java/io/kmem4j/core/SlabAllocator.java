@@ -50,7 +50,7 @@ public final class SlabAllocator implements AutoCloseable {
     final ThreadRegistry registry;
     final RemoteFrees remote;
     final Accounting accounting;
-    private final Reaper reaper;
+    final Reaper reaper;
     private final Refill refill;
     private final SharedTier sharedTier;
     private final BufferFactory buffers;
@@ -193,8 +193,8 @@ public final class SlabAllocator implements AutoCloseable {
             return outsideServedRange(capacity);
         }
         final ThreadCache tc = registry.current();
-        if (tc.kind != ThreadCache.CACHING || tc.busy) {
-            return tc.busy ? accounting.fallback(capacity, "re-entrant call") : sharedTier.allocate(tc, capacity, tracked);
+        if (tc.kind != ThreadCache.CACHING || tc.busy || tc.revoked()) {
+            return offTheHitPath(tc, capacity, tracked);
         }
         final int cls = classes.indexOf(capacity);
         final Magazine m = tc.loaded[cls];
@@ -209,6 +209,18 @@ public final class SlabAllocator implements AutoCloseable {
         }
         tc.countAllocation(cls, address, capacity, miss);
         return b;
+    }
+
+    /** A re-entrant call (the JDK's path), a shared kind's (the shared tier), or a cache the reaper revoked (take it back). */
+    private ByteBuffer offTheHitPath(final ThreadCache tc, final int capacity, final boolean tracked) {
+        if (tc.busy) {
+            return accounting.fallback(capacity, "re-entrant call");
+        }
+        if (tc.kind != ThreadCache.CACHING) {
+            return sharedTier.allocate(tc, capacity, tracked);
+        }
+        tc.resume(); // the reaper emptied this idle thread's cache: take it back, empty
+        return serve(capacity, tracked);
     }
 
     /** A request the slabs do not serve; one above the largest class may first need room under the budget. */
@@ -337,8 +349,8 @@ public final class SlabAllocator implements AutoCloseable {
      * semantics; a free on a foreign thread goes to the owner ({@link ThreadCache#freeRemote}), a
      * virtual thread's to its carrier's magazines. A hit costs: one {@code ThreadLocal} lookup, the
      * chunk lookup when not known (a volatile load, a hash probe), two plain loads (head page, counters
-     * word) and one of the cache table, one acquire load (owner), two plain statistics stores, zeroing
-     * when frees zero, a magazine push; no lock, no atomic, no allocation. Before it, a tracked
+     * word) and one of the cache table, one acquire load (owner), one volatile load (the cache's
+     * revocation word), two plain statistics stores, zeroing when frees zero, a magazine push; no lock, no atomic, no allocation. Before it, a tracked
      * buffer's cleaner ran: with the owned lifecycle, one CAS of its own ({@link Release}); else the
      * JDK's cleaner, which takes the JDK's global cleaner lock to unlink itself.
      */
@@ -354,6 +366,9 @@ public final class SlabAllocator implements AutoCloseable {
             if (Debug.ON && Debug.refuses(tc, cls, address, capacity)) {
                 accounting.doubleFrees.increment();
                 return;
+            }
+            if (tc.kind == ThreadCache.CACHING && !tc.busy && tc.revoked()) {
+                tc.resume(); // the reaper emptied this idle thread's cache: take it back, empty
             }
             if (tc.kind != ThreadCache.CACHING || tc.busy) {
                 if (tc == registry.virtual && sharedTier.freeVirtual(cls, address, capacity, owner)) {

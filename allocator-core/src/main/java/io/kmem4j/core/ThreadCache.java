@@ -24,9 +24,20 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Ownership: every field except {@code inbox} is written only by the owning thread (or, for a
  * dead thread, by the reaper after {@code Thread.isAlive()} returned false, which orders it after
- * the thread's last action). Statistics are read racily by the accounting (plain {@code long}
- * reads: a figure may be a moment old, never torn on a 64-bit JVM). The {@link #SHARED} instance
- * updates its statistics atomically.
+ * the thread's last action; or, for an idle live thread, by the reaper during a revocation, see
+ * below). Statistics are read racily by the accounting (plain {@code long} reads: a figure may be a
+ * moment old, never torn on a 64-bit JVM). The {@link #SHARED} instance updates its statistics
+ * atomically.
+ *
+ * <p>Revocation (an idle live thread's cache emptied by the reaper, {@link Reaper}): the owner's hit
+ * paths test {@link #revoked()} (one volatile load) before they touch the magazines, and a hit path
+ * is one call into kmem4j from start to end. The reaper sets the word ({@link #beginRevocation()}),
+ * then takes the owner's stack ({@code Thread.getStackTrace}, a handshake with that thread, which
+ * orders the owner's later loads after the reaper's store): when no frame of kmem4j is on it, the
+ * owner is between two calls into kmem4j, so its next one sees the word and waits
+ * ({@link #resume()}) until the reaper has emptied the cache ({@link #endRevocation}); otherwise
+ * the reaper gives up and clears the word. Carriers of virtual threads are never revoked (a
+ * mounted virtual thread's frames are not on its carrier's stack).
  */
 final class ThreadCache {
     static final int CACHING = 0;
@@ -68,6 +79,31 @@ final class ThreadCache {
 
     /** Allocations left until the next sampled one (site sampling on). */
     int sampleCountdown;
+
+    private static final VarHandle REVOCATION;
+
+    static {
+        try {
+            REVOCATION = MethodHandles.lookup().findVarHandle(ThreadCache.class, "revocation", int.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** {@link #revocation}: the owner uses its cache. */
+    static final int OWNED = 0;
+    /** {@link #revocation}: the reaper is checking or emptying the cache; the owner waits. */
+    static final int REVOKING = 1;
+    /** {@link #revocation}: the reaper emptied the cache; the owner takes it back on its next call. */
+    static final int REVOKED = 2;
+    /** Written by the reaper (OWNED to REVOKING to REVOKED or OWNED) and the owner (REVOKED to OWNED). */
+    @SuppressWarnings("unused") // REVOCATION
+    private volatile int revocation;
+    /** Set once when a virtual thread first uses this cache as its carrier's: never revoked then. */
+    volatile boolean carrier;
+    /** The reaper's: this cache's operation count at its last look, and how many looks in a row found it unchanged. */
+    long opsAtLastLook = -1;
+    int idleLooks;
 
     /**
      * The slab of the last tracked buffer this cache built (owned lifecycle): consecutive allocations
@@ -279,6 +315,64 @@ final class ThreadCache {
         final Slab s = pages.slabOf(address);
         lastSlab = s;
         return s;
+    }
+
+    /** @return true when the reaper revokes or revoked this cache: the owner must {@link #resume()} before using it */
+    boolean revoked() {
+        return revocation != OWNED;
+    }
+
+    /**
+     * The owner, outside any kmem4j slow path, found its cache revoked: waits while the reaper
+     * empties it (moments: it takes one cache lock at a time and never waits for this thread), then
+     * takes it back, empty. Never throws.
+     */
+    void resume() {
+        int r;
+        while ((r = revocation) == REVOKING) {
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+        if (r == REVOKED) {
+            REVOCATION.compareAndSet(this, REVOKED, OWNED);
+        }
+    }
+
+    /**
+     * Takes a revoked cache back if the reaper is done with it, without waiting (a virtual thread on
+     * its carrier's cache: the carrier runs nothing else meanwhile).
+     *
+     * @return true when the cache is owned now; false while the reaper is emptying it
+     */
+    boolean resumeWithoutWaiting() {
+        final int r = revocation;
+        return r == OWNED || r == REVOKED && (REVOCATION.compareAndSet(this, REVOKED, OWNED) || revocation == OWNED);
+    }
+
+    /** The reaper: @return true when this cache was owned and is now being revoked (the owner's next call waits). */
+    boolean beginRevocation() {
+        return REVOCATION.compareAndSet(this, OWNED, REVOKING);
+    }
+
+    /** The reaper: the revocation ends, the cache emptied ({@code emptied}) or left as it was. */
+    void endRevocation(final boolean emptied) {
+        revocation = emptied ? REVOKED : OWNED;
+    }
+
+    /** @return allocations plus frees counted on this cache (racy; the reaper's idleness test) */
+    long operations() {
+        return stats[ALLOC_BYTES] + stats[FREE_BYTES];
+    }
+
+    /** @return true when this cache holds an object or a frozen slab (racy; the reaper's test) */
+    boolean holdsAny() {
+        for (int c = 0; c < current.length; c++) {
+            if (current[c] != null || (loaded[c] != null && !loaded[c].isEmpty())
+                || (previous[c] != null && !previous[c].isEmpty())) {
+                return true;
+            }
+        }
+        return pendingOutgoing() != 0 || inbox.nonEmpty();
     }
 
     /** Hands every pending outgoing batch to its owner. */

@@ -115,6 +115,11 @@ final class ThreadRegistry {
         if (Carriers.current() != carrier) {
             return null; // registering blocked and this virtual thread moved: the cache is not this carrier's
         }
+        // never revoked from now on; a revocation already begun (the reaper read carrier=false) wins this once
+        registered.carrier = true;
+        if (!registered.resumeWithoutWaiting()) {
+            return null;
+        }
         cl.set(registered);
         return registered;
     }
@@ -207,6 +212,11 @@ final class ThreadRegistry {
     long activity() {
         final long[] s = totals().stats();
         return s[ThreadCache.ALLOC_BYTES] + s[ThreadCache.FREE_BYTES];
+    }
+
+    /** @return the caches of live platform threads now (the reaper's look for idle ones) */
+    List<ThreadCache> platformCaches() {
+        return new ArrayList<>(byThread.values());
     }
 
     /** Calls {@code action} for every live thread cache, the shared kinds included (quiescent use: invariants). */

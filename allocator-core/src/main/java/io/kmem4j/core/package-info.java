@@ -26,7 +26,8 @@
  *   BufferFactory    zeroing, the JDK's constructor, failure atomicity, sampling, leak registration
  *   Release          a tracked buffer's cleaner thunk
  *   ExplicitBuffers  identity and exactly-once release of the explicit (no-cleaner) flavour
- *   Reaper           ended threads, idle decay, trim, relief under budget pressure  Linux cache_reap
+ *   Reaper           ended threads, idle threads' caches (revoked), idle decay, trim,
+ *                    relief under budget pressure                               Linux cache_reap
  *   AtTheLimit       no chunk fits and the JDK's path cannot serve either: the JDK's Bits.reserveMemory
  *                    loop for kmem4j's memory (ReferenceProcessing: help, one shared System.gc, back-off)
  *   Accounting       statistics snapshot; the invariant equations of debug mode
@@ -95,6 +96,15 @@
  *       it with one CAS; the owner takes everything with one swap, so there is no ABA problem.</li>
  *   <li><b>The explicit flavour's release is one CAS on the buffer's address field.</b> Of two racing
  *       releases exactly one wins; the loser sees the cleared address and counts a double free.</li>
+ *   <li><b>The reaper empties an idle live thread's cache without a lock on the hit paths.</b> Each
+ *       hit path reads the cache's revocation word (volatile) before it touches the magazines, and
+ *       runs from that read to its last store within one call into this package. The reaper sets the
+ *       word, then takes the owner's stack ({@code Thread.getStackTrace}: a handshake, after which
+ *       the owner's loads see the reaper's earlier stores); with no frame of this package on it, the
+ *       owner is between two calls, and its next one waits until the reaper is done
+ *       ({@code ThreadCache.resume}). A carrier's cache is never revoked: a mounted virtual thread's
+ *       frames are not on its carrier's stack (a first use as a carrier and a revocation settle by
+ *       a volatile write and read on each side).</li>
  *   <li><b>A closed allocator still takes buffers back.</b> Threads new after close get the shared
  *       cache (nobody would adopt a private one); their releases are deferred and drained by trim.</li>
  * </ul>
