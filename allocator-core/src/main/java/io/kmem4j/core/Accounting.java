@@ -43,11 +43,13 @@ final class Accounting {
     /** A request the JDK serves: counted, a JFR event when enabled; returns {@code null} ("let the JDK allocate"). */
     ByteBuffer fallback(final int capacity, final String reason) {
         fallbacks.increment();
-        final Events.Fallback e = new Events.Fallback();
-        if (e.shouldCommit()) {
-            e.capacity = capacity;
-            e.reason = reason;
-            e.commit();
+        if (Events.recorder()) {
+            final Events.Fallback e = new Events.Fallback();
+            if (e.shouldCommit()) {
+                e.capacity = capacity;
+                e.reason = reason;
+                e.commit();
+            }
         }
         return null;
     }

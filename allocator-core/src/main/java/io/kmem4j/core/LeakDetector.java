@@ -85,9 +85,11 @@ final class LeakDetector {
             }
             allocator.release(address, capacity, null);
             leaks.increment(); // after the release, so a reader that sees the leak sees the block back
-            final Events.Leak e = new Events.Leak();
-            e.capacity = capacity;
-            e.commit();
+            if (Events.recorder()) {
+                final Events.Leak e = new Events.Leak();
+                e.capacity = capacity;
+                e.commit();
+            }
         }
     }
 }

@@ -145,10 +145,12 @@ final class PageHeap {
             } finally {
                 growLock.unlock();
             }
-            final Events.ChunkGrow e = new Events.ChunkGrow();
-            e.bytes = c.reservedBytes;
-            e.chunks = chunks.length;
-            e.commit();
+            if (Events.recorder()) {
+                final Events.ChunkGrow e = new Events.ChunkGrow();
+                e.bytes = c.reservedBytes;
+                e.chunks = chunks.length;
+                e.commit();
+            }
         } finally {
             growSerializer.unlock();
         }
@@ -264,10 +266,12 @@ final class PageHeap {
                     released += c.reservedBytes;
                     chunksReleased++;
                     lastReleaseNanos = System.nanoTime();
-                    final Events.ChunkRelease e = new Events.ChunkRelease();
-                    e.bytes = c.reservedBytes;
-                    e.chunks = current.length;
-                    e.commit();
+                    if (Events.recorder()) {
+                        final Events.ChunkRelease e = new Events.ChunkRelease();
+                        e.bytes = c.reservedBytes;
+                        e.chunks = current.length;
+                        e.commit();
+                    }
                 }
             }
             return released;

@@ -326,15 +326,22 @@ final class Reaper {
             if (tc.busy) {
                 return;
             }
-            final Events.BudgetPressure event = new Events.BudgetPressure();
-            event.begin();
-            event.cache = "(above the largest size class)";
+            final Events.BudgetPressure event = Events.recorder() ? new Events.BudgetPressure() : null;
+            if (event != null) {
+                event.begin();
+                event.cache = "(above the largest size class)";
+            }
             tc.busy = true;
             try {
-                event.releasedBytes = relieve(tc);
+                final long released = relieve(tc);
+                if (event != null) {
+                    event.releasedBytes = released;
+                }
             } finally {
                 tc.busy = false;
-                event.commit();
+                if (event != null) {
+                    event.commit();
+                }
             }
         } catch (final Throwable t) {
             accounting.hookFailures.increment(); // never in the way of the JDK's own path

@@ -220,16 +220,23 @@ final class Refill {
         if (pages.chunkCount() == 0 || JdkInternals.fitsUnderTheLimit(size)) {
             return 0; // the JDK's path serves this one without a collection, so no reclaiming here either
         }
-        final Events.BudgetPressure event = new Events.BudgetPressure();
-        event.begin();
-        event.cache = caches[cls].name;
+        final Events.BudgetPressure event = Events.recorder() ? new Events.BudgetPressure() : null;
+        if (event != null) {
+            event.begin();
+            event.cache = caches[cls].name;
+        }
         try {
-            event.releasedBytes = reaper.relieve(tc);
+            final long released = reaper.relieve(tc);
             a = AtTheLimit.reclaim(size, () -> again(tc, cls), () -> reaper.relieve(tc));
-            event.recovered = a != 0;
+            if (event != null) {
+                event.releasedBytes = released;
+                event.recovered = a != 0;
+            }
             return a;
         } finally {
-            event.commit();
+            if (event != null) {
+                event.commit();
+            }
         }
     }
 

@@ -128,7 +128,7 @@ final class RemoteFrees {
             throw t;
         } finally {
             tc.count(ThreadCache.REMOTE_ABSORBED, n);
-            if (n > Events.BACKLOG_THRESHOLD) {
+            if (n > Events.BACKLOG_THRESHOLD && Events.recorder()) {
                 final Events.RemoteFreeBacklog e = new Events.RemoteFreeBacklog();
                 e.frees = n;
                 e.commit();
