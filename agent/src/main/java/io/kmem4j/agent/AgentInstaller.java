@@ -253,10 +253,21 @@ public final class AgentInstaller {
             allocator.close();
             throw t;
         }
-        Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown",
-            () -> shutdown(members, interceptor, pools == null ? null : pools.router(), allocator, config)));
+        // anonymous classes, not lambdas, on this path: each lambda spins a class and LambdaForms at first use
+        final PoolRouter router = pools == null ? null : pools.router();
+        Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown", new Runnable() {
+            @Override
+            public void run() {
+                shutdown(members, interceptor, router, allocator, config);
+            }
+        }));
         // in premain, before any other agent or the application reads the platform's buffer pools
-        final StatsSnapshots snapshots = new StatsSnapshots(allocator::stats);
+        final StatsSnapshots snapshots = new StatsSnapshots(new java.util.function.Supplier<AllocatorStats>() {
+            @Override
+            public AllocatorStats get() {
+                return allocator.stats();
+            }
+        });
         final Kmem4jBufferPool bufferPool = new Kmem4jBufferPool(snapshots);
         final String notListed = PlatformBufferPool.install(inst, members, bufferPool);
         if (notListed != null) {
@@ -312,7 +323,9 @@ public final class AgentInstaller {
     private static void startJmx(final SlabAllocator allocator, final StatsSnapshots snapshots,
                                  final Kmem4jBufferPool bufferPool, final Map<String, String> config,
                                  final Interceptor interceptor, final PoolsView pools) {
-        final Thread t = new AgentThread("kmem4j-jmx", () -> {
+        final Thread t = new AgentThread("kmem4j-jmx", new Runnable() {
+            @Override
+            public void run() {
             try {
                 // Later, not at start: the platform MBean server and the beans' introspection cost some
                 // 150 ms of CPU, which a program that ends within the second (or never looks) should not pay.
@@ -335,6 +348,7 @@ public final class AgentInstaller {
             } catch (final Throwable e) {
                 AgentLog.get(AgentInstaller.class).warn("JMX registration failed, statistics are not visible"
                     + " over JMX: {}", e.toString());
+            }
             }
         });
         t.start();

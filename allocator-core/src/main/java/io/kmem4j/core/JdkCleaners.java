@@ -85,7 +85,7 @@ final class JdkCleaners {
                 markField = l.findVarHandle(type, "prev", type);
                 next = l.findVarHandle(type, "next", type);
                 clean = l.findVirtual(type, "clean", MethodType.methodType(void.class));
-                mark = newCleaner.invoke(new Object(), (Runnable) () -> { });
+                mark = newCleaner.invoke(new Object(), (Runnable) new Nothing());
             } else {
                 final Class<?> cleaner = Class.forName("java.nio.BufferCleaner$PhantomCleaner");
                 final Class<?> node = Class.forName("java.nio.BufferCleaner$CleanerList$Node");
@@ -124,6 +124,26 @@ final class JdkCleaners {
     }
 
     private JdkCleaners() {
+    }
+
+    // Named classes rather than lambdas here and on the agent's start-up path: each lambda spins a class
+    // and LambdaForms (ASM, in the interpreter) at first use, which every JVM started with the agent paid.
+
+    /** The mark's thunk. */
+    private static final class Nothing implements Runnable {
+        @Override
+        public void run() {
+        }
+    }
+
+    /** The self-test's thunk: counts its runs. */
+    private static final class Counting implements Runnable {
+        int runs;
+
+        @Override
+        public void run() {
+            runs++;
+        }
     }
 
     /** @return why unregistered cleaners cannot be built here, or {@code null} when they can. */
@@ -198,9 +218,9 @@ final class JdkCleaners {
         if (FAILURE != null) {
             return false;
         }
-        final int[] runs = new int[1];
+        final Counting runs = new Counting();
         final Object referent = new Object();
-        final Object cleaner = newMarked(referent, () -> runs[0]++);
+        final Object cleaner = newMarked(referent, runs);
         try {
             CLEAN.invokeExact(cleaner);
             if (REFERENCE_HANDLER_CLEANS && NEXT_FIELD.get(cleaner) != null) {
@@ -213,7 +233,7 @@ final class JdkCleaners {
         java.lang.ref.Reference.reachabilityFence(referent);
         final boolean listUntouched = REFERENCE_HANDLER_CLEANS ? NEXT_FIELD.get(cleaner) == null
             : (int) NODE_SIZE.get(MARK) == 0 && ((java.lang.ref.Reference<?>) cleaner).refersTo(null);
-        return listUntouched && runs[0] == 2;
+        return listUntouched && runs.runs == 2;
     }
 
     /** @return true when {@code cleaner} is one {@link #build} made. */

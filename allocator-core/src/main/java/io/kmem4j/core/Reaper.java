@@ -54,7 +54,12 @@ final class Reaper {
         this.registry = registry;
         this.remote = remote;
         this.accounting = accounting;
-        this.thread = new Thread(this::loop, "kmem4j-reaper");
+        this.thread = new Thread(new Runnable() { // not this::loop: no lambda spun at start-up
+            @Override
+            public void run() {
+                loop();
+            }
+        }, "kmem4j-reaper");
         thread.setDaemon(true);
     }
 

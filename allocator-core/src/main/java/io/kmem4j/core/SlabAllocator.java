@@ -65,7 +65,15 @@ public final class SlabAllocator implements AutoCloseable {
      *         names the JDK and what did not match)
      */
     public SlabAllocator(final SlabAllocatorConfig config) {
-        this(config, JdkInternals::newDirectBuffer);
+        this(config, new JdkConstructor());
+    }
+
+    /** {@link JdkInternals#newDirectBuffer}, as a named class (no lambda spun at start-up). */
+    private static final class JdkConstructor implements BufferConstructor {
+        @Override
+        public ByteBuffer newBuffer(final int capacity, final long address, final Runnable hook) {
+            return JdkInternals.newDirectBuffer(capacity, address, hook);
+        }
     }
 
     /** With the buffer constructor given (tests make it fail to check failure atomicity). */

@@ -81,7 +81,10 @@ public final class JdkClassTransformer implements ClassFileTransformer {
      * @throws IllegalStateException when the rewrite failed; the transformer is removed again
      */
     public static void allocateDirect(final Instrumentation inst) throws Exception {
-        new JdkClassTransformer(ByteBuffer.class, "allocateDirect", "(I)Ljava/nio/ByteBuffer;", (mv, body) -> {
+        new JdkClassTransformer(ByteBuffer.class, "allocateDirect", "(I)Ljava/nio/ByteBuffer;",
+                new java.util.function.BiConsumer<MethodVisitor, Label>() { // a class, not a lambda: none spun in premain
+            @Override
+            public void accept(final MethodVisitor mv, final Label body) {
             final Label none = new Label();
             mv.visitFieldInsn(Opcodes.GETSTATIC, BRIDGE, BootstrapBridge.FIELD_NAME, "Ljava/util/function/IntFunction;");
             mv.visitInsn(Opcodes.DUP);
@@ -96,6 +99,7 @@ public final class JdkClassTransformer implements ClassFileTransformer {
             mv.visitLabel(none); // the function or its answer, null
             mv.visitFrame(Opcodes.F_NEW, 1, new Object[] {Opcodes.INTEGER}, 1, new Object[] {"java/lang/Object"});
             mv.visitInsn(Opcodes.POP);
+            }
         }).install(inst);
     }
 
@@ -117,7 +121,9 @@ public final class JdkClassTransformer implements ClassFileTransformer {
         final Class<?> cleaner = phantom != null ? phantom : Class.forName("jdk.internal.ref.Cleaner", false, null);
         final String owner = Type.getInternalName(cleaner);
         final boolean list26 = phantom != null;
-        new JdkClassTransformer(cleaner, "clean", "()V", (mv, body) -> {
+        new JdkClassTransformer(cleaner, "clean", "()V", new java.util.function.BiConsumer<MethodVisitor, Label>() {
+            @Override
+            public void accept(final MethodVisitor mv, final Label body) {
             mv.visitFieldInsn(Opcodes.GETSTATIC, BRIDGE, BootstrapBridge.CLEANER_MARK, "Ljava/lang/Object;");
             mv.visitJumpInsn(Opcodes.IFNULL, body);
             mv.visitVarInsn(Opcodes.ALOAD, 0);
@@ -136,6 +142,7 @@ public final class JdkClassTransformer implements ClassFileTransformer {
             mv.visitFieldInsn(Opcodes.GETFIELD, owner, list26 ? "action" : "thunk", "Ljava/lang/Runnable;");
             mv.visitMethodInsn(Opcodes.INVOKEINTERFACE, "java/lang/Runnable", "run", "()V", true);
             mv.visitInsn(Opcodes.RETURN);
+            }
         }).install(inst);
     }
 

@@ -126,7 +126,9 @@ public final class AgentConfig {
             }
         }
         final java.util.List<String> known = new java.util.ArrayList<>();
-        knownKeys().forEach(known::add);
+        for (final String k : knownKeys()) { // a loop, not known::add: no lambda spun in premain
+            known.add(k);
+        }
         for (final String name : sysProps.stringPropertyNames()) {
             if (!name.startsWith("kmem4j.")) {
                 continue;

@@ -52,7 +52,12 @@ public final class StatsSnapshots {
      * @param source where statistics come from, e.g. {@code allocator::stats}
      */
     public StatsSnapshots(final Supplier<AllocatorStats> source) {
-        this(source, System::nanoTime);
+        this(source, new LongSupplier() { // not System::nanoTime: no lambda spun in premain
+            @Override
+            public long getAsLong() {
+                return System.nanoTime();
+            }
+        });
     }
 
     StatsSnapshots(final Supplier<AllocatorStats> source, final LongSupplier clock) {
