@@ -1,6 +1,5 @@
 package io.kmem4j.agent.bridge;
 
-import java.nio.ByteBuffer;
 import java.util.function.IntFunction;
 
 import io.kmem4j.agent.log.Failures;
@@ -14,7 +13,7 @@ import io.kmem4j.core.SlabAllocator;
  *
  * <p>Threads: called by every thread that calls {@code ByteBuffer.allocateDirect}.
  */
-public final class Interceptor implements IntFunction<ByteBuffer> {
+public final class Interceptor implements IntFunction<Object> {
     private final SlabAllocator allocator;
     private final Failures failures = new Failures();
 
@@ -27,8 +26,14 @@ public final class Interceptor implements IntFunction<ByteBuffer> {
         return failures.count();
     }
 
+    /**
+     * Declared to return {@code Object}, the erasure of {@code IntFunction.apply}: with {@code ByteBuffer} javac
+     * adds a bridge method, and the JIT compiled the whole allocation path once more as the root of that bridge.
+     *
+     * @return a {@code ByteBuffer}, or {@code null} to let the JDK allocate
+     */
     @Override
-    public ByteBuffer apply(final int capacity) {
+    public Object apply(final int capacity) {
         if (Thread.currentThread() instanceof AgentThread) {
             // the agent's own: never the slabs, and outside the application's budget (null: the JDK's path)
             return AgentBuffers.allocate(capacity);
