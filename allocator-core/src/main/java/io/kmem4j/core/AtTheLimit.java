@@ -59,7 +59,10 @@ final class AtTheLimit {
             boolean active;
             do {
                 active = ReferenceProcessing.help();
-                interrupted |= Thread.interrupted();
+                if (Thread.interrupted()) {
+                    interrupted = true;
+                    active = true; // as Bits: an interrupted wait is tried again
+                }
                 final long a = attempt.serve();
                 if (a != 0) {
                     return a;
@@ -67,7 +70,9 @@ final class AtTheLimit {
                 if (JdkInternals.fitsUnderTheLimit(bytes)) {
                     return 0;
                 }
-            } while (active || ReferenceProcessing.awaitRunningCollection()); // another thread's may be enough
+                // another thread's collection, already running when this request failed, may be enough;
+                // one that started since is this request's own (collectUnlessOneStartedSince waits for it)
+            } while (active || ReferenceProcessing.collectionsStarted() == seen && ReferenceProcessing.awaitRunningCollection());
             ReferenceProcessing.collectUnlessOneStartedSince(seen);
             interrupted |= Thread.interrupted();
             long sleepMillis = 1;
@@ -83,11 +88,11 @@ final class AtTheLimit {
                 if (!ReferenceProcessing.help()) {
                     try {
                         Thread.sleep(sleepMillis);
+                        sleepMillis <<= 1; // as Bits: an interrupted sleep is not a step of the back-off
+                        sleeps++;
                     } catch (final InterruptedException e) {
                         interrupted = true;
                     }
-                    sleepMillis <<= 1;
-                    sleeps++;
                     relieve.run();
                 }
                 interrupted |= Thread.interrupted();

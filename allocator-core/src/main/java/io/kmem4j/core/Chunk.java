@@ -31,7 +31,8 @@ import org.agrona.UnsafeApi;
 final class Chunk {
     static final int PAGE_SHIFT = 16;
     private static final VarHandle OWNER = MethodHandles.arrayElementVarHandle(int[].class);
-    private static final long ALIGN = 4096;
+    /** Each chunk is reserved this much larger, to start on an aligned address. */
+    static final long ALIGN = 4096;
 
     final long raw;
     final long reservedBytes;

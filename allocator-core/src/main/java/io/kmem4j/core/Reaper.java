@@ -54,6 +54,7 @@ final class Reaper {
         this.registry = registry;
         this.remote = remote;
         this.accounting = accounting;
+        this.idleNanos = IDLE_LOOKS * config.reapIntervalMillis() * 1_000_000L;
         this.thread = new Thread(new Runnable() { // not this::loop: no lambda spun at start-up
             @Override
             public void run() {
@@ -119,22 +120,28 @@ final class Reaper {
      * a kmem4j frame on its stack (inside a call, it keeps its cache). The reap lock held.
      */
     private void revokeIdle() {
+        final long now = System.nanoTime();
         for (final ThreadCache tc : registry.platformCaches()) {
             final long ops = tc.operations();
             if (ops != tc.opsAtLastLook) {
                 tc.opsAtLastLook = ops;
-                tc.idleLooks = 0;
+                tc.idleSinceNanos = now;
                 continue;
             }
-            if (++tc.idleLooks < IDLE_LOOKS || tc.carrier || !tc.holdsAny()) {
+            // by time, not by passes: trim() and the limit's back-off run passes back to back
+            if (now - tc.idleSinceNanos < idleNanos || tc.carrier || !tc.holdsAny()) {
                 continue;
             }
-            revoke(tc);
+            if (!revoke(tc)) {
+                tc.idleSinceNanos = now; // inside kmem4j (waiting on a lock, say): look again after another idle spell
+            }
         }
     }
 
-    /** Idle passes in a row after which a live thread's cache is emptied. */
+    /** Reaper intervals without an allocation or free on a live thread after which its cache is emptied. */
     static final int IDLE_LOOKS = 2;
+    /** {@link #IDLE_LOOKS} intervals, ns (tests set 0: a pass revokes what the previous one found idle). */
+    long idleNanos;
     /** The package of the code that touches thread caches: a thread with a frame of it on its stack is inside a call. */
     private static final String CORE_PACKAGE = Reaper.class.getPackageName() + ".";
 
@@ -151,6 +158,7 @@ final class Reaper {
             final long chain = tc.inbox.takeAll();
             tc.flushOutgoing();
             giveBackAll(tc, registry.reaper);
+            tc.forgetSlabHint();
             remote.returnToSlabs(chain, registry.reaper);
             revocations++;
             emptied = true;
@@ -164,10 +172,12 @@ final class Reaper {
     long revocations;
 
     /**
-     * Takes {@code t}'s stack: a handshake with that thread (it stops at a safepoint poll, or is
-     * blocked), which also orders its later loads after this thread's earlier stores.
+     * Takes {@code t}'s stack: a handshake with that thread on JDK 19 and later, a global safepoint on
+     * 17 (the thread stops at a safepoint poll, or is blocked), which also orders its later loads after
+     * this thread's earlier stores.
      *
-     * @return true when no frame of kmem4j's core is on it (an empty stack, a refusal: false)
+     * @return true when no frame of kmem4j's core is on it (an empty stack, a refusal, a stack cut at
+     *         {@code -XX:MaxJavaStackTraceDepth} whose deeper frames are unseen: false)
      */
     private static boolean outsideKmem4j(final Thread t) {
         final StackTraceElement[] stack;
@@ -176,7 +186,7 @@ final class Reaper {
         } catch (final RuntimeException refused) {
             return false;
         }
-        if (stack.length == 0) {
+        if (stack.length == 0 || stack.length >= StackDepth.LIMIT) {
             return false;
         }
         for (final StackTraceElement e : stack) {
@@ -185,6 +195,23 @@ final class Reaper {
             }
         }
         return true;
+    }
+
+    /**
+     * How many frames {@code Thread.getStackTrace} returns at most ({@code -XX:MaxJavaStackTraceDepth},
+     * 1024 by default): a stack of that length may hide a kmem4j frame below the cut. Found once, by
+     * taking this thread's stack deeper than the default limit.
+     */
+    private static final class StackDepth {
+        static final int LIMIT = probe(0);
+
+        private static int probe(final int depth) {
+            if (depth < 1100) {
+                return probe(depth + 1);
+            }
+            final int seen = Thread.currentThread().getStackTrace().length;
+            return seen > depth ? Integer.MAX_VALUE : seen; // no cut seen: no limit short of this depth
+        }
     }
 
     /** The rest of a pass (the reap lock held): orphans, then shrink or decay. */
@@ -299,18 +326,26 @@ final class Reaper {
 
     /**
      * Gives back what kmem4j caches, for a request that meets the limit: the calling thread's frees
-     * in flight and its magazines and frozen slabs of every class (a platform thread's), then
-     * {@link #trim()}. The caller's thread only, with its cache busy.
+     * in flight and its magazines and frozen slabs of every class (a platform thread's), then what
+     * {@link #trim()} gives back. The caller's thread only, with its cache busy (and not revoked).
      *
+     * @param releaseChunks true for a request the JDK's path will serve (above the largest class):
+     *        empty chunks go back to the JDK's budget; false for one kmem4j serves itself: they stay,
+     *        so that its retry carves from them instead of releasing and reserving a chunk again
      * @return bytes of chunk memory released to the JDK
      */
-    long relieve(final ThreadCache tc) {
+    long relieve(final ThreadCache tc, final boolean releaseChunks) {
         if (tc.kind == ThreadCache.CACHING) {
             tc.flushOutgoing();
             remote.drain(tc);
             giveBackAll(tc, tc);
         }
-        return trim();
+        if (releaseChunks) {
+            return trim();
+        }
+        accounting.trims.increment();
+        reap();
+        return shrink(Integer.MAX_VALUE); // empty slabs back to the pages; the chunks stay, for this very request
     }
 
     /**
@@ -331,6 +366,9 @@ final class Reaper {
             if (tc.busy) {
                 return;
             }
+            if (tc.kind == ThreadCache.CACHING && tc.revoked()) {
+                tc.resume(); // as on the hit paths: the reaper may be emptying this cache (found by a review)
+            }
             final Events.BudgetPressure event = Events.recorder() ? new Events.BudgetPressure() : null;
             if (event != null) {
                 event.begin();
@@ -338,7 +376,7 @@ final class Reaper {
             }
             tc.busy = true;
             try {
-                final long released = relieve(tc);
+                final long released = relieve(tc, true);
                 if (event != null) {
                     event.releasedBytes = released;
                 }

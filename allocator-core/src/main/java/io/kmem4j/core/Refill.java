@@ -226,8 +226,8 @@ final class Refill {
             event.cache = caches[cls].name;
         }
         try {
-            final long released = reaper.relieve(tc);
-            a = AtTheLimit.reclaim(size, () -> again(tc, cls), () -> reaper.relieve(tc));
+            final long released = reaper.relieve(tc, false);
+            a = AtTheLimit.reclaim(size, () -> again(tc, cls), () -> reaper.relieve(tc, false));
             if (event != null) {
                 event.releasedBytes = released;
                 event.recovered = a != 0;

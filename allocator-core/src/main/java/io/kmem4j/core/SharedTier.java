@@ -166,7 +166,7 @@ final class SharedTier {
         } catch (final SlabCache.RetiredException closed) {
             return accounting.fallback(capacity, "closed");
         } catch (final OutOfMemoryError budgetExhausted) {
-            address = underPressure(c);
+            address = underPressure(tc, c);
             if (address == 0) {
                 return accounting.fallback(capacity, "budget exhausted"); // the JDK's path serves it (it fits there, or it throws its own error)
             }
@@ -221,18 +221,18 @@ final class SharedTier {
     }
 
     /** No chunk fits: as {@link Refill}'s tier 8, with the shared cache (nothing of the caller's own to give back). */
-    private long underPressure(final SlabCache c) {
+    private long underPressure(final ThreadCache tc, final SlabCache c) {
         if (pages.chunkCount() == 0 || JdkInternals.fitsUnderTheLimit(c.objectSize)) {
             return 0;
         }
-        reaper.trim();
+        reaper.relieve(tc, false);
         return AtTheLimit.reclaim(c.objectSize, () -> {
             try {
                 return takeOrGrow(c);
             } catch (final OutOfMemoryError | SlabCache.RetiredException stillFullOrClosed) {
                 return 0;
             }
-        }, reaper::trim);
+        }, () -> reaper.relieve(tc, false));
     }
 
     /** A failed build: the block goes back on top of the cache's shared magazine. */

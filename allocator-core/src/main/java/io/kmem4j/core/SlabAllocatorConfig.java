@@ -359,8 +359,8 @@ public final class SlabAllocatorConfig {
         }
 
         /**
-         * @param bytes chunk size: a multiple of 64 KiB in [256 KiB, 1 GiB], and at most
-         *        {@code -XX:MaxDirectMemorySize} (a larger chunk could never be reserved)
+         * @param bytes chunk size: a multiple of 64 KiB in [256 KiB, 1 GiB], and with its 4 KiB
+         *        alignment pad at most {@code -XX:MaxDirectMemorySize} (a larger chunk could never be reserved)
          * @return this builder
          * @throws IllegalArgumentException naming {@code chunkSizeBytes} when out of range
          */
@@ -370,7 +370,9 @@ public final class SlabAllocatorConfig {
 
         /** As {@link #chunkSizeBytes(long)}, under the direct-memory limit given ({@code limitBytes < 0}: unknown). */
         Builder chunkSizeBytes(final long bytes, final long limitBytes) {
-            final long max = limitBytes >= 0 ? Math.min(1 << 30, limitBytes) : 1 << 30;
+            // a chunk is reserved with its alignment pad: the largest that fits under the limit, in whole pages
+            final long max = limitBytes >= 0
+                ? Math.min(1 << 30, (limitBytes - Chunk.ALIGN) / PAGE_SIZE_BYTES * PAGE_SIZE_BYTES) : 1 << 30;
             if (bytes < 256 << 10 || bytes > max || bytes % PAGE_SIZE_BYTES != 0) {
                 throw invalid("chunkSizeBytes", bytes, "a multiple of " + PAGE_SIZE_BYTES + " in [262144, " + max + "]"
                     + (max < 1 << 30 ? ", at most -XX:MaxDirectMemorySize=" + limitBytes : ""));

@@ -32,8 +32,8 @@ import java.lang.invoke.VarHandle;
  * <p>Revocation (an idle live thread's cache emptied by the reaper, {@link Reaper}): the owner's hit
  * paths test {@link #revoked()} (one volatile load) before they touch the magazines, and a hit path
  * is one call into kmem4j from start to end. The reaper sets the word ({@link #beginRevocation()}),
- * then takes the owner's stack ({@code Thread.getStackTrace}, a handshake with that thread, which
- * orders the owner's later loads after the reaper's store): when no frame of kmem4j is on it, the
+ * then takes the owner's stack ({@code Thread.getStackTrace}: a handshake with that thread on JDK 19+,
+ * a global safepoint on 17; either orders the owner's later loads after the reaper's store): when no frame of kmem4j is on it, the
  * owner is between two calls into kmem4j, so its next one sees the word and waits
  * ({@link #resume()}) until the reaper has emptied the cache ({@link #endRevocation}); otherwise
  * the reaper gives up and clears the word. Carriers of virtual threads are never revoked (a
@@ -101,9 +101,9 @@ final class ThreadCache {
     private volatile int revocation;
     /** Set once when a virtual thread first uses this cache as its carrier's: never revoked then. */
     volatile boolean carrier;
-    /** The reaper's: this cache's operation count at its last look, and how many looks in a row found it unchanged. */
+    /** The reaper's: this cache's operation count at its last look, and since when it has not changed. */
     long opsAtLastLook = -1;
-    int idleLooks;
+    long idleSinceNanos;
 
     /**
      * The slab of the last tracked buffer this cache built (owned lifecycle): consecutive allocations
@@ -357,6 +357,11 @@ final class ThreadCache {
     /** The reaper: the revocation ends, the cache emptied ({@code emptied}) or left as it was. */
     void endRevocation(final boolean emptied) {
         revocation = emptied ? REVOKED : OWNED;
+    }
+
+    /** Forgets the slab of the last buffer built (its chunk may be released now): the reaper, emptying this cache. */
+    void forgetSlabHint() {
+        lastSlab = null;
     }
 
     /** @return allocations plus frees counted on this cache (racy; the reaper's idleness test) */

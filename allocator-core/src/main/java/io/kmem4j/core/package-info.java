@@ -99,8 +99,9 @@
  *   <li><b>The reaper empties an idle live thread's cache without a lock on the hit paths.</b> Each
  *       hit path reads the cache's revocation word (volatile) before it touches the magazines, and
  *       runs from that read to its last store within one call into this package. The reaper sets the
- *       word, then takes the owner's stack ({@code Thread.getStackTrace}: a handshake, after which
- *       the owner's loads see the reaper's earlier stores); with no frame of this package on it, the
+ *       word, then takes the owner's stack ({@code Thread.getStackTrace}: a handshake on JDK 19+, a
+ *       global safepoint on 17; after either the owner's loads see the reaper's earlier stores; a
+ *       stack cut at {@code MaxJavaStackTraceDepth} counts as inside); with no frame of this package on it, the
  *       owner is between two calls, and its next one waits until the reaper is done
  *       ({@code ThreadCache.resume}). A carrier's cache is never revoked: a mounted virtual thread's
  *       frames are not on its carrier's stack (a first use as a carrier and a revocation settle by

@@ -25,6 +25,7 @@ class IdleThreadRevocationTest {
     @BeforeEach
     void create() {
         a = new SlabAllocator(SlabAllocatorConfig.builder().retainedEmptyChunks(0).reapIntervalMillis(60_000).build());
+        a.reaper.idleNanos = 0; // a pass revokes what the previous pass found idle
     }
 
     @AfterEach

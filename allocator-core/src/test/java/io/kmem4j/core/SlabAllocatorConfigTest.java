@@ -49,9 +49,11 @@ class SlabAllocatorConfigTest {
         assertThatIllegalArgumentException()
             .isThrownBy(() -> SlabAllocatorConfig.builder().chunkSizeBytes(1L << 30, 512L << 20))
             .withMessage("invalid kmem4j setting chunkSizeBytes=1073741824 (allowed: a multiple of 65536 in [262144,"
-                + " 536870912], at most -XX:MaxDirectMemorySize=536870912)");
-        assertThat(SlabAllocatorConfig.builder().chunkSizeBytes(512L << 20, 512L << 20).build(512L << 20).chunkSizeBytes())
-            .as("exactly the limit").isEqualTo(512 << 20);
+                + " 536805376], at most -XX:MaxDirectMemorySize=536870912)");
+        assertThatIllegalArgumentException().as("the limit itself: the chunk's alignment pad would not fit")
+            .isThrownBy(() -> SlabAllocatorConfig.builder().chunkSizeBytes(512L << 20, 512L << 20));
+        assertThat(SlabAllocatorConfig.builder().chunkSizeBytes((512L << 20) - 65536, 512L << 20).build(512L << 20)
+            .chunkSizeBytes()).as("the largest that fits").isEqualTo((512 << 20) - 65536);
     }
 
     @Test
