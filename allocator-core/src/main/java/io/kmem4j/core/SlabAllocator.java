@@ -207,7 +207,7 @@ public final class SlabAllocator implements AutoCloseable {
         final int cls = classes.indexOf(capacity);
         final Magazine m = tc.loaded[cls];
         final boolean miss = m.isEmpty();
-        final long address = miss ? refill.allocate(tc, cls) : m.pop();
+        final long address = miss ? OutOfLine.refill(refill, tc, cls) : m.pop();
         if (address == 0) {
             return accounting.fallback(capacity, "budget exhausted or failure");
         }
@@ -392,7 +392,7 @@ public final class SlabAllocator implements AutoCloseable {
             }
             tc.countFree(cls, capacity);
             if (owner != 0 && owner != tc.id) {
-                tc.freeRemote(owner, address);
+                OutOfLine.freeRemote(tc, owner, address);
                 return;
             }
             if (zeroOnFree) {
@@ -403,7 +403,7 @@ public final class SlabAllocator implements AutoCloseable {
                 m.push(address);
                 return;
             }
-            tc.spill(cls, address);
+            OutOfLine.spill(tc, cls, address);
         } catch (final Throwable t) {
             try {
                 accounting.hookFailures.increment(); // the block stays taken; a throwing cleaner would exit the JVM
