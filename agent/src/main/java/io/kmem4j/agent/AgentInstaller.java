@@ -44,7 +44,8 @@ import org.slf4j.Logger;
  *       {@link PoolRouter} and install the {@link PoolTransformer} (which retransforms the pools' and the
  *       excluded classes already loaded);</li>
  *   <li>add the {@code kmem4j} pool to the platform's buffer pools ({@link PlatformBufferPool});</li>
- *   <li>register the MXBeans (on a daemon thread) and a shutdown hook that detaches the allocator.</li>
+ *   <li>a shutdown hook that detaches the allocator; the MXBeans are registered (on a daemon thread) when
+ *       the platform MBean server is created, or one second after a dynamic attach.</li>
  * </ol>
  */
 public final class AgentInstaller {
@@ -269,12 +270,16 @@ public final class AgentInstaller {
             }
         });
         final Kmem4jBufferPool bufferPool = new Kmem4jBufferPool(snapshots);
-        final String notListed = PlatformBufferPool.install(inst, members, bufferPool);
+        final Jmx jmx = new Jmx(allocator, snapshots, bufferPool, config.effective, interceptor, pools);
+        final String notListed = PlatformBufferPool.install(inst, members, bufferPool, jmx);
         if (notListed != null) {
             log.warn("the kmem4j pool is not in the platform's buffer pools (metrics libraries do not show it): {}",
                 notListed);
         }
-        startJmx(allocator, snapshots, notListed == null ? bufferPool : null, config.effective, interceptor, pools);
+        jmx.listed = notListed == null;
+        if (dynamic || notListed != null || platformServerMayExist(inst)) {
+            jmx.startAfter(JMX_DELAY_MILLIS); // no platform server creation to wait for, or none that would tell us
+        }
         final long t4 = System.nanoTime();
         log.debug("installed in {} ms: bridge and owned lifecycle {} ms, allocator {} ms,"
                 + " ByteBuffer retransformation and pools {} ms", (t4 - t1) / 1_000_000, (t2 - t1) / 1_000_000,
@@ -317,19 +322,81 @@ public final class AgentInstaller {
         return new PoolsView(router, transformer, config.pools);
     }
 
-    /** The beans are registered this long after the agent starts, ms. */
+    /** After a dynamic attach (or when the platform MBean server may exist already) the beans are registered this long after the agent starts, ms. */
     static final long JMX_DELAY_MILLIS = 1000;
 
-    private static void startJmx(final SlabAllocator allocator, final StatsSnapshots snapshots,
-                                 final Kmem4jBufferPool bufferPool, final Map<String, String> config,
-                                 final Interceptor interceptor, final PoolsView pools) {
-        final Thread t = new AgentThread("kmem4j-jmx", new Runnable() {
-            @Override
-            public void run() {
+    /**
+     * @return true when an MBean server class is loaded already (the platform MBean server may exist, made
+     *         by the JDK's management agent, {@code -Dcom.sun.management.jmxremote}, or another agent)
+     */
+    private static boolean platformServerMayExist(final Instrumentation inst) {
+        for (final Class<?> c : inst.getInitiatedClasses(null)) {
+            if ("com.sun.jmx.mbeanserver.JmxMBeanServer".equals(c.getName())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The registration of kmem4j's beans, once, on a thread of its own ({@code kmem4j-jmx}). From
+     * premain it waits for the platform MBean server to be created by someone who wants it (jconsole,
+     * {@code slabtop} or any JMX client attaching starts the JDK's management agent, which creates it;
+     * so do JMX exporters and the application itself): creating it loads some 300 classes and costs
+     * 0.1-0.2 s of CPU and a few MB of heap, which a program that never looks should not pay. The JDK
+     * reads the platform's buffer pools while it creates the server, through the list kmem4j rewrites
+     * ({@link PlatformBufferPool}), which calls {@link #run()}: the registration starts then, on its
+     * own thread (the creating thread holds the JDK's management locks; registering on it could
+     * deadlock against another thread creating the server).
+     */
+    private static final class Jmx implements Runnable {
+        private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+        private final SlabAllocator allocator;
+        private final StatsSnapshots snapshots;
+        private final Kmem4jBufferPool bufferPool;
+        private final Map<String, String> config;
+        private final Interceptor interceptor;
+        private final PoolsView pools;
+        /** True when the pool is in the platform's list (a platform server registers it itself). */
+        volatile boolean listed;
+
+        Jmx(final SlabAllocator allocator, final StatsSnapshots snapshots, final Kmem4jBufferPool bufferPool,
+            final Map<String, String> config, final Interceptor interceptor, final PoolsView pools) {
+            this.allocator = allocator;
+            this.snapshots = snapshots;
+            this.bufferPool = bufferPool;
+            this.config = config;
+            this.interceptor = interceptor;
+            this.pools = pools;
+        }
+
+        /** The platform MBean server is being created: register now. Returns at once, never throws. */
+        @Override
+        public void run() {
+            startAfter(0);
+        }
+
+        void startAfter(final long delayMillis) {
+            if (!started.compareAndSet(false, true)) {
+                return;
+            }
             try {
-                // Later, not at start: the platform MBean server and the beans' introspection cost some
-                // 150 ms of CPU, which a program that ends within the second (or never looks) should not pay.
-                Thread.sleep(JMX_DELAY_MILLIS);
+                new AgentThread("kmem4j-jmx", new Runnable() {
+                    @Override
+                    public void run() {
+                        register(delayMillis);
+                    }
+                }).start();
+            } catch (final Throwable t) {
+                started.set(false); // e.g. no thread could be made now: the next creation of the server tries again
+            }
+        }
+
+        private void register(final long delayMillis) {
+            try {
+                if (delayMillis > 0) {
+                    Thread.sleep(delayMillis);
+                }
                 final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
                 final Kmem4jMBeans.Registration r = Kmem4jMBeans.register(server,
                     new AllocatorView(snapshots, allocator, config, interceptor::failures));
@@ -338,7 +405,7 @@ public final class AgentInstaller {
                 for (final String problem : r.problems()) {
                     log.warn("JMX: {}", problem);
                 }
-                final String poolProblem = bufferPool == null ? null : Kmem4jBufferPool.registerOnPlatform(bufferPool);
+                final String poolProblem = listed ? Kmem4jBufferPool.registerOnPlatform(bufferPool) : null;
                 if (poolProblem != null) {
                     log.warn("JMX: {}", poolProblem);
                 }
@@ -349,9 +416,7 @@ public final class AgentInstaller {
                 AgentLog.get(AgentInstaller.class).warn("JMX registration failed, statistics are not visible"
                     + " over JMX: {}", e.toString());
             }
-            }
-        });
-        t.start();
+        }
     }
 
     /** {@code kmem4j:type=Pools} (with the Allocator bean's {@code instance=N}); a failure is one WARN line. */

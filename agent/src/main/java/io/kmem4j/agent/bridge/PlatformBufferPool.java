@@ -32,22 +32,28 @@ import java.util.function.UnaryOperator;
  */
 public final class PlatformBufferPool implements UnaryOperator<Object> {
     private final BufferPoolMXBean pool;
+    /** Run when the list is read while the platform MBean server is created; may be {@code null}. */
+    private final Runnable onPlatformServer;
 
-    private PlatformBufferPool(final BufferPoolMXBean pool) {
+    private PlatformBufferPool(final BufferPoolMXBean pool, final Runnable onPlatformServer) {
         this.pool = Objects.requireNonNull(pool, "pool");
+        this.onPlatformServer = onPlatformServer;
     }
 
     /**
      * @param bridge the bridge's members
      * @param pool   the pool to add, e.g. kmem4j's
+     * @param onPlatformServer run (on the reading thread; it must return at once and never throw) each
+     *               time the list is read from within {@code ManagementFactory.getPlatformMBeanServer()},
+     *               that is while the platform MBean server is created; or {@code null}
      * @return {@code null} when the rewrite is in place (the platform list ends with {@code pool} from now
      *         on), else why not (for one log line); never throws
      */
     public static String install(final Instrumentation inst, final BootstrapBridge.Members bridge,
-                                 final BufferPoolMXBean pool) {
+                                 final BufferPoolMXBean pool, final Runnable onPlatformServer) {
         final BufferPoolListTransformer transformer = new BufferPoolListTransformer();
         try {
-            bridge.bufferPools.set(null, new PlatformBufferPool(pool));
+            bridge.bufferPools.set(null, new PlatformBufferPool(pool, onPlatformServer));
             inst.addTransformer(transformer, true);
             // usually not loaded yet in premain: then the class is rewritten as it loads (no retransformation,
             // and java.management is not started early)
@@ -71,6 +77,18 @@ public final class PlatformBufferPool implements UnaryOperator<Object> {
         }
     }
 
+    /** True when {@code ManagementFactory.getPlatformMBeanServer()} is on the calling thread's stack. */
+    private static final java.util.function.Predicate<Object> PLATFORM_SERVER_BEING_CREATED =
+        new java.util.function.Predicate<Object>() {
+            private final StackWalker walker = StackWalker.getInstance();
+
+            @Override
+            public boolean test(final Object ignored) {
+                return walker.walk(frames -> frames.anyMatch(f -> "getPlatformMBeanServer".equals(f.getMethodName())
+                    && "java.lang.management.ManagementFactory".equals(f.getClassName())));
+            }
+        };
+
     /** @return {@code ManagementFactoryHelper} when the boot loader has loaded it, else {@code null} */
     private static Class<?> loaded(final Instrumentation inst) {
         final String name = BufferPoolListTransformer.HELPER.replace('/', '.');
@@ -91,6 +109,9 @@ public final class PlatformBufferPool implements UnaryOperator<Object> {
     @SuppressWarnings("unchecked")
     public Object apply(final Object pools) {
         try {
+            if (onPlatformServer != null && PLATFORM_SERVER_BEING_CREATED.test(null)) {
+                onPlatformServer.run();
+            }
             if (!(pools instanceof List) || ((List<Object>) pools).contains(pool)) {
                 return pools;
             }

@@ -53,9 +53,23 @@ class PlatformBufferPoolTest {
     }
 
     private static UnaryOperator<Object> operator(final BufferPoolMXBean pool) throws Exception {
-        final var c = PlatformBufferPool.class.getDeclaredConstructor(BufferPoolMXBean.class);
+        return operator(pool, null);
+    }
+
+    private static UnaryOperator<Object> operator(final BufferPoolMXBean pool, final Runnable onPlatformServer)
+        throws Exception {
+        final var c = PlatformBufferPool.class.getDeclaredConstructor(BufferPoolMXBean.class, Runnable.class);
         c.setAccessible(true);
-        return c.newInstance(pool);
+        return c.newInstance(pool, onPlatformServer);
+    }
+
+    /** The beans' registration starts when the platform MBean server is created, not at every read of the list. */
+    @Test
+    void aReadOutsideThePlatformServersCreationDoesNotStartTheRegistration() throws Exception {
+        final java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        final UnaryOperator<Object> op = operator(POOL, runs::incrementAndGet);
+        op.apply(ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class));
+        assertThat(runs.get()).as("registrations started by a plain read of the list").isZero();
     }
 
     @Test
