@@ -45,7 +45,7 @@ public final class ProgramsCommand implements Callable<Integer> {
 
     @Option(names = "--program", split = ",", paramLabel = "NAME",
         description = "Programs to run (default: all): hello, echo, pipeline, hashchain, kvstore, netty-http,"
-            + " netty-pooled, jetty.")
+            + " netty-pooled, jetty, dropper, dropper-limit.")
     List<String> programs;
 
     @Option(names = "--form", split = ",", paramLabel = "FORM", defaultValue = "default,long",

@@ -22,6 +22,14 @@ class ProgramsHarnessTest {
     }
 
     @Test
+    void theHelpNamesEveryProgram() {
+        final String help = new picocli.CommandLine(new ProgramsCommand()).getUsageMessage();
+        for (final Program p : Program.ALL) {
+            assertThat(help).as("--program's help").contains(p.name());
+        }
+    }
+
+    @Test
     void ratiosArePairedWithinARoundAndTheMedianIsTakenOverGoodRoundsOnly() {
         final Program echo = Program.named("echo").orElseThrow();
         final Outcome o = new Outcome("17", echo, Program.Form.DEFAULT,
