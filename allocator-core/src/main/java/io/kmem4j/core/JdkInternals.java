@@ -51,7 +51,8 @@ final class JdkInternals {
      * "missing"), to test the fallback on any JDK.
      */
     static final String SIMULATE_UNSUPPORTED_JDK = "kmem4j.simulateUnsupportedJdk";
-    private static final MethodHandle NEW_BUFFER;      // (int cap, long addr, Runnable hook) ByteBuffer
+    /** (int cap, long addr, FileDescriptor null, Runnable hook, boolean false, Object null) ByteBuffer. */
+    private static final MethodHandle NEW_BUFFER;
     private static final MethodHandle CLEANER;         // (ByteBuffer) Object
     private static final MethodHandle ATTACHMENT;      // (ByteBuffer) Object
     private static final MethodHandle RESERVE;         // (long size, long cap) void
@@ -88,10 +89,10 @@ final class JdkInternals {
             if (mapped == null) {
                 throw new NoSuchMethodException("not found");
             }
-            MethodHandle ctor = lookup.unreflectConstructor(mapped);
-            ctor = MethodHandles.insertArguments(ctor, 4, false, null);           // isSync, segment
-            ctor = MethodHandles.insertArguments(ctor, 2, (Object) null);          // fd
-            newBuffer = ctor.asType(MethodType.methodType(ByteBuffer.class, int.class, long.class, Runnable.class));
+            // the constant arguments are passed at the call, not bound here: insertArguments spins a bound
+            // method handle species and its LambdaForms per shape (three of them, at every start-up)
+            newBuffer = lookup.unreflectConstructor(mapped).asType(MethodType.methodType(ByteBuffer.class, int.class,
+                long.class, FileDescriptor.class, Runnable.class, boolean.class, Object.class));
 
             what = "DirectByteBuffer.cleaner()";
             final Class<?> cleanerType = dbb.getDeclaredMethod("cleaner").getReturnType();
@@ -176,7 +177,7 @@ final class JdkInternals {
      */
     static ByteBuffer newDirectBuffer(final int capacity, final long address, final Runnable hook) {
         try {
-            return (ByteBuffer) NEW_BUFFER.invokeExact(capacity, address, hook);
+            return (ByteBuffer) NEW_BUFFER.invokeExact(capacity, address, (FileDescriptor) null, hook, false, (Object) null);
         } catch (final RuntimeException | Error e) {
             throw e;
         } catch (final Throwable t) {
