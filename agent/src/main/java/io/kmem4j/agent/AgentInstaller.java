@@ -12,7 +12,7 @@ import io.kmem4j.agent.bridge.AgentThread;
 import io.kmem4j.agent.bridge.BootstrapBridge;
 import io.kmem4j.agent.bridge.JdkClassTransformer;
 import io.kmem4j.agent.bridge.Interceptor;
-import io.kmem4j.agent.bridge.OwnedLifecycleInstaller;
+import io.kmem4j.agent.bridge.LazyAllocator;
 import io.kmem4j.agent.bridge.PlatformBufferPool;
 import io.kmem4j.agent.config.AgentConfig;
 import io.kmem4j.agent.config.AgentVersion;
@@ -234,43 +234,45 @@ public final class AgentInstaller {
                 dynamic ? "attach" : "agent");
             return;
         }
-        final String notOwned = config.ownedLifecycle ? OwnedLifecycleInstaller.install(inst, members)
-            : "ownedLifecycle=false";
-        if (notOwned != null && config.ownedLifecycle) {
-            log.warn("tracked buffers keep the JDK's cleaner list (its global lock): {}", notOwned);
-        }
+        SlabAllocator.checkJdk(); // at start, not at the first allocation: an unsupported JDK is said at once
+        final LazyAllocator lazy = new LazyAllocator(config.allocator, config.ownedLifecycle, inst, members);
+        final boolean routed = !config.pools.isEmpty() || !config.excludeCallers.isEmpty();
         final long t2 = System.nanoTime();
-        final SlabAllocator allocator = new SlabAllocator(config.allocator);
-        final Interceptor interceptor = new Interceptor(allocator);
-        bridge.set(null, interceptor);
-        final long t3 = System.nanoTime();
         final PoolsView pools;
         try {
+            // the pools' releases must know kmem4j's buffers from their first call: with pools the allocator is built now
+            final Interceptor eager = routed ? lazy.buildNow() : null;
+            bridge.set(null, eager != null ? eager : lazy);
             JdkClassTransformer.allocateDirect(inst);
-            pools = installPools(inst, members, allocator, config);
+            pools = routed ? installPools(inst, members, eager.allocator(), config) : null;
         } catch (final Throwable t) {
             // off for real: later allocations go to the JDK; buffers already served stay valid (close())
-            bridge.set(null, null);
-            allocator.close();
+            lazy.stop();
+            final SlabAllocator built = lazy.existing();
+            if (built != null) {
+                built.close();
+            }
             throw t;
         }
+        final long t3 = System.nanoTime();
         // anonymous classes, not lambdas, on this path: each lambda spins a class and LambdaForms at first use
         final PoolRouter router = pools == null ? null : pools.router();
         Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown", new Runnable() {
             @Override
             public void run() {
-                shutdown(members, interceptor, router, allocator, config);
+                shutdown(members, lazy, router, config);
             }
         }));
         // in premain, before any other agent or the application reads the platform's buffer pools
         final StatsSnapshots snapshots = new StatsSnapshots(new java.util.function.Supplier<AllocatorStats>() {
             @Override
             public AllocatorStats get() {
-                return allocator.stats();
+                final SlabAllocator allocator = lazy.existing(); // never built for a statistic
+                return allocator == null ? AllocatorStats.EMPTY : allocator.stats();
             }
         });
         final Kmem4jBufferPool bufferPool = new Kmem4jBufferPool(snapshots);
-        final Jmx jmx = new Jmx(allocator, snapshots, bufferPool, config.effective, interceptor, pools);
+        final Jmx jmx = new Jmx(lazy, snapshots, bufferPool, config.effective, pools);
         final String notListed = PlatformBufferPool.install(inst, members, bufferPool, jmx);
         if (notListed != null) {
             log.warn("the kmem4j pool is not in the platform's buffer pools (metrics libraries do not show it): {}",
@@ -281,13 +283,13 @@ public final class AgentInstaller {
             jmx.startAfter(JMX_DELAY_MILLIS); // no platform server creation to wait for, or none that would tell us
         }
         final long t4 = System.nanoTime();
-        log.debug("installed in {} ms: bridge and owned lifecycle {} ms, allocator {} ms,"
-                + " ByteBuffer retransformation and pools {} ms", (t4 - t1) / 1_000_000, (t2 - t1) / 1_000_000,
-            (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000);
+        log.debug("installed in {} ms: bridge and JDK probe {} ms, ByteBuffer retransformation{} {} ms, pools and"
+                + " JMX hooks {} ms", (t4 - t1) / 1_000_000, (t2 - t1) / 1_000_000,
+            routed ? ", allocator and pools" : "", (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000);
         log.info("kmem4j {} serving ByteBuffer.allocateDirect for capacities {}..{} bytes ({}{}){}{}",
-            AgentVersion.get(), config.allocator.minCapacityBytes(),
-            allocator.maxCapacity(), dynamic ? "attached" : "premain",
-            notOwned == null ? ", cleaners outside the JDK's list" : "",
+            AgentVersion.get(), config.allocator.minCapacityBytes(), SlabAllocator.maxCapacity(config.allocator),
+            dynamic ? "attached" : "premain",
+            routed ? "" : ", allocator built at the first allocation",
             config.pools.isEmpty() ? "" : " and " + config.pools.size() + " buffer pool(s)",
             config.summary ? "; summary at exit" : "");
     }
@@ -351,22 +353,20 @@ public final class AgentInstaller {
      */
     private static final class Jmx implements Runnable {
         private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
-        private final SlabAllocator allocator;
+        private final LazyAllocator lazy;
         private final StatsSnapshots snapshots;
         private final Kmem4jBufferPool bufferPool;
         private final Map<String, String> config;
-        private final Interceptor interceptor;
         private final PoolsView pools;
         /** True when the pool is in the platform's list (a platform server registers it itself). */
         volatile boolean listed;
 
-        Jmx(final SlabAllocator allocator, final StatsSnapshots snapshots, final Kmem4jBufferPool bufferPool,
-            final Map<String, String> config, final Interceptor interceptor, final PoolsView pools) {
-            this.allocator = allocator;
+        Jmx(final LazyAllocator lazy, final StatsSnapshots snapshots, final Kmem4jBufferPool bufferPool,
+            final Map<String, String> config, final PoolsView pools) {
+            this.lazy = lazy;
             this.snapshots = snapshots;
             this.bufferPool = bufferPool;
             this.config = config;
-            this.interceptor = interceptor;
             this.pools = pools;
         }
 
@@ -397,9 +397,14 @@ public final class AgentInstaller {
                 if (delayMillis > 0) {
                     Thread.sleep(delayMillis);
                 }
+                final Interceptor interceptor = lazy.interceptor(); // the beans show the allocator's size classes: build it
+                if (interceptor == null) {
+                    registerDisabled(String.valueOf(lazy.failure()), config);
+                    return;
+                }
                 final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
                 final Kmem4jMBeans.Registration r = Kmem4jMBeans.register(server,
-                    new AllocatorView(snapshots, allocator, config, interceptor::failures));
+                    new AllocatorView(snapshots, interceptor.allocator(), config, interceptor::failures));
                 final Logger log = AgentLog.get(AgentInstaller.class);
                 log.debug("registered {} and {} SlabCache beans", r.allocator(), r.caches().size());
                 for (final String problem : r.problems()) {
@@ -429,19 +434,19 @@ public final class AgentInstaller {
         }
     }
 
-    private static void shutdown(final BootstrapBridge.Members members, final Interceptor interceptor,
-                                 final PoolRouter router, final SlabAllocator allocator, final AgentConfig config) {
+    private static void shutdown(final BootstrapBridge.Members members, final LazyAllocator lazy,
+                                 final PoolRouter router, final AgentConfig config) {
         try {
-            if (members.allocator.get(null) == interceptor) {
-                members.allocator.set(null, null); // later allocations (other shutdown hooks) go to the JDK
-                // and so do later pool allocations and resizes; pool releases and resizes of kmem4j's
-                // buffers stay: they must still come back to kmem4j, never reach the pool's own free
-                if (router != null) {
-                    router.stopAllocating(members);
-                }
+            // later allocations (other shutdown hooks) go to the JDK, and so do later pool allocations and
+            // resizes; pool releases and resizes of kmem4j's buffers stay: they must still come back to
+            // kmem4j, never reach the pool's own free
+            if (lazy.stop() && router != null) {
+                router.stopAllocating(members);
             }
             if (config.summary) {
-                System.err.print(Summary.format(allocator.stats()));
+                final SlabAllocator allocator = lazy.existing();
+                System.err.print(lazy.failure() != null ? Summary.off(lazy.failure()) + System.lineSeparator()
+                    : Summary.format(allocator == null ? AllocatorStats.EMPTY : allocator.stats()));
                 System.err.flush();
             }
         } catch (final Throwable ignored) {

@@ -59,6 +59,10 @@ public record AllocatorStats(
     long doubleFrees,
     List<CacheStats> caches) {
 
+    /** The statistics of an allocator that has served nothing yet (the agent's, before the first direct allocation). */
+    public static final AllocatorStats EMPTY = new AllocatorStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, List.of());
+
     /** @return {@code explicitFrees + gcFrees}. */
     public long frees() {
         return explicitFrees + gcFrees;

@@ -79,10 +79,7 @@ public final class SlabAllocator implements AutoCloseable {
     /** With the buffer constructor given (tests make it fail to check failure atomicity). */
     SlabAllocator(final SlabAllocatorConfig config, final BufferConstructor constructor) {
         Objects.requireNonNull(constructor, "constructor");
-        final String failure = JdkInternals.failure();
-        if (failure != null) {
-            throw new UnsupportedJdkException(failure);
-        }
+        checkJdk();
         this.config = Objects.requireNonNull(config, "config");
         this.classes = new SizeClasses(config.maxSizeClassBytes());
         this.zeroOnFree = config.zeroOnFree() && !Debug.ON;
@@ -105,6 +102,29 @@ public final class SlabAllocator implements AutoCloseable {
         this.sharedTier = new SharedTier(caches, classes, pages, remote, registry, reaper, buffers, accounting, zeroOnFree);
         this.explicit = new ExplicitBuffers(this, pages, classes, leakDetector, sampler, accounting);
         reaper.start();
+    }
+
+    /**
+     * Probes this JDK's internals the allocator needs (the direct buffer's constructor, its cleaner,
+     * {@code java.nio.Bits}), as the constructor does first, without building anything: the agent
+     * calls it at start-up and builds the allocator at the first direct allocation.
+     *
+     * @throws UnsupportedJdkException naming the JDK and what did not match, when an allocator cannot
+     *         work here
+     */
+    public static void checkJdk() {
+        final String failure = JdkInternals.failure();
+        if (failure != null) {
+            throw new UnsupportedJdkException(failure);
+        }
+    }
+
+    /**
+     * @param config a configuration
+     * @return the largest capacity an allocator with it serves from slabs, bytes (its largest size class)
+     */
+    public static int maxCapacity(final SlabAllocatorConfig config) {
+        return new SizeClasses(config.maxSizeClassBytes()).largest();
     }
 
     /** @return the configuration this allocator was built with. */

@@ -21,6 +21,11 @@ public final class Interceptor implements IntFunction<Object> {
         this.allocator = allocator;
     }
 
+    /** @return the allocator this interceptor serves from. */
+    public SlabAllocator allocator() {
+        return allocator;
+    }
+
     /** @return allocations that failed inside kmem4j and went to the JDK instead. */
     public long failures() {
         return failures.count();

@@ -1,0 +1,201 @@
+package io.kmem4j.agent.bridge;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+
+import io.kmem4j.core.SlabAllocator;
+import io.kmem4j.core.SlabAllocatorConfig;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The allocator built at the first direct allocation: nothing before it, one build however many
+ * threads ask at once, the bridge handed to the interceptor, and the JDK in charge when the build
+ * fails or is under way on the asking thread. The bridge is the real {@code java.nio.Kmem4jBridge}
+ * (this JVM's {@code ByteBuffer} is not retransformed, so only these tests read it).
+ */
+class LazyAllocatorTest {
+    private static final SlabAllocatorConfig CONFIG = SlabAllocatorConfig.builder().chunkSizeBytes(1 << 20).build();
+
+    private BootstrapBridge.Members bridge;
+    private final List<SlabAllocator> built = new ArrayList<>();
+
+    @BeforeEach
+    void bridge() throws Exception {
+        bridge = BootstrapBridge.members();
+        assertThat(bridge.allocator.get(null)).as("the bridge is free for this test").isNull();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        bridge.allocator.set(null, null);
+        synchronized (built) {
+            built.forEach(SlabAllocator::close);
+        }
+    }
+
+    /** The real constructor, counted and closed after the test. */
+    private Function<SlabAllocatorConfig, SlabAllocator> counting(final AtomicInteger builds) {
+        return config -> {
+            builds.incrementAndGet();
+            final SlabAllocator a = new SlabAllocator(config);
+            synchronized (built) {
+                built.add(a);
+            }
+            return a;
+        };
+    }
+
+    private LazyAllocator installed(final Function<SlabAllocatorConfig, SlabAllocator> factory) throws Exception {
+        final LazyAllocator lazy = new LazyAllocator(CONFIG, false, null, bridge, factory);
+        bridge.allocator.set(null, lazy);
+        return lazy;
+    }
+
+    @Test
+    void nothingIsBuiltBeforeTheFirstRequestWhichIsServedAndHandsTheBridgeToTheInterceptor() throws Exception {
+        final AtomicInteger builds = new AtomicInteger();
+        final LazyAllocator lazy = installed(counting(builds));
+        assertThat(lazy.existing()).as("before any request").isNull();
+        assertThat(builds.get()).isZero();
+
+        final ByteBuffer b = (ByteBuffer) lazy.apply(100);
+
+        assertThat(b.isDirect()).isTrue();
+        assertThat(b.capacity()).isEqualTo(100);
+        assertThat(lazy.existing()).isNotNull();
+        assertThat(lazy.existing().owns(b)).as("served by the allocator just built").isTrue();
+        assertThat(bridge.allocator.get(null)).as("the bridge now calls the interceptor directly")
+            .isSameAs(lazy.interceptor());
+        final ByteBuffer second = (ByteBuffer) lazy.apply(200);
+        assertThat(lazy.existing().owns(second)).isTrue();
+        assertThat(builds.get()).isEqualTo(1);
+        assertThat(lazy.existing().stats().allocations()).isEqualTo(2);
+    }
+
+    @Test
+    void threadsRacingTheFirstRequestBuildOneAllocatorAndAreAllServedByIt() throws Exception {
+        final AtomicInteger builds = new AtomicInteger();
+        final LazyAllocator lazy = installed(config -> {
+            try {
+                Thread.sleep(50); // a build long enough for every thread to arrive while it runs
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return counting(builds).apply(config);
+        });
+        final int threads = 8;
+        final CyclicBarrier start = new CyclicBarrier(threads);
+        final List<ByteBuffer> buffers = new ArrayList<>();
+        final AtomicReference<Throwable> failed = new AtomicReference<>();
+        final List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final Thread thread = new Thread(() -> {
+                try {
+                    start.await(10, TimeUnit.SECONDS);
+                    final ByteBuffer b = (ByteBuffer) lazy.apply(64);
+                    synchronized (buffers) {
+                        buffers.add(b);
+                    }
+                } catch (final Throwable e) {
+                    failed.set(e);
+                }
+            });
+            ts.add(thread);
+            thread.start();
+        }
+        for (final Thread t : ts) {
+            t.join(10_000);
+        }
+        assertThat(failed.get()).isNull();
+        assertThat(builds.get()).as("builds").isEqualTo(1);
+        assertThat(buffers).hasSize(threads).allSatisfy(b -> assertThat(lazy.existing().owns(b)).isTrue());
+        assertThat(lazy.existing().stats().allocations()).isEqualTo(threads);
+    }
+
+    @Test
+    void aDirectAllocationOfTheBuildingThreadWhileItBuildsGoesToTheJdk() throws Exception {
+        final AtomicInteger builds = new AtomicInteger();
+        final AtomicReference<Object> during = new AtomicReference<>("not asked");
+        final AtomicReference<LazyAllocator> self = new AtomicReference<>();
+        final LazyAllocator lazy = installed(config -> {
+            during.set(self.get().apply(32)); // e.g. the JDK's own I/O while kmem4j's classes load
+            return counting(builds).apply(config);
+        });
+        self.set(lazy);
+
+        final ByteBuffer b = (ByteBuffer) lazy.apply(32);
+
+        assertThat(during.get()).as("answer to the building thread's own request: the JDK's path").isNull();
+        assertThat(lazy.existing().owns(b)).isTrue();
+        assertThat(builds.get()).isEqualTo(1);
+    }
+
+    @Test
+    void aFailedBuildLeavesTheJdkInChargeForGoodAndSaysWhy() throws Exception {
+        final AtomicInteger attempts = new AtomicInteger();
+        final LazyAllocator lazy = installed(config -> {
+            attempts.incrementAndGet();
+            throw new IllegalStateException("no chunk for you");
+        });
+
+        assertThat(lazy.apply(64)).as("the JDK allocates").isNull();
+        assertThat(lazy.apply(64)).isNull();
+        assertThat(lazy.allocator()).isNull();
+
+        assertThat(attempts.get()).as("builds tried").isEqualTo(1);
+        assertThat(lazy.failure()).contains("no chunk for you");
+        assertThat(bridge.allocator.get(null)).as("the bridge sends every later request to the JDK").isNull();
+    }
+
+    @Test
+    void stopTakesKmem4jOutOfTheBridgeAndStartsNoBuild() throws Exception {
+        final AtomicInteger builds = new AtomicInteger();
+        final LazyAllocator lazy = installed(counting(builds));
+
+        assertThat(lazy.stop()).as("kmem4j was in the bridge").isTrue();
+
+        assertThat(bridge.allocator.get(null)).isNull();
+        assertThat(lazy.apply(64)).isNull();
+        assertThat(builds.get()).isZero();
+        assertThat(lazy.stop()).as("a second stop finds nothing of kmem4j's in the bridge").isFalse();
+    }
+
+    @Test
+    void stopAfterTheBuildTakesTheInterceptorOut() throws Exception {
+        final LazyAllocator lazy = installed(counting(new AtomicInteger()));
+        assertThat(lazy.apply(64)).isNotNull();
+
+        assertThat(lazy.stop()).isTrue();
+
+        assertThat(bridge.allocator.get(null)).isNull();
+    }
+
+    @Test
+    void theAgentsOwnThreadsNeverBuildTheAllocator() throws Exception {
+        final AtomicInteger builds = new AtomicInteger();
+        final LazyAllocator lazy = installed(counting(builds));
+        final AtomicReference<Object> answer = new AtomicReference<>();
+        final CountDownLatch done = new CountDownLatch(1);
+        new AgentThread("kmem4j-test", () -> {
+            answer.set(lazy.apply(64));
+            done.countDown();
+        }).start();
+        assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+
+        assertThat(builds.get()).isZero();
+        assertThat(lazy.existing()).isNull();
+        assertThat(answer.get()).as("a buffer outside the budget (AgentBuffers), not a slab buffer")
+            .isInstanceOf(ByteBuffer.class);
+    }
+}

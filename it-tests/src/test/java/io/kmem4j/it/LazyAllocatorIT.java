@@ -1,0 +1,55 @@
+package io.kmem4j.it;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import io.kmem4j.it.apps.FirstAllocationApp;
+import io.kmem4j.it.apps.HelloApp;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The agent builds its allocator at the first direct allocation, not in premain: a program that
+ * allocates none loads none of the allocator's classes and starts no thread of kmem4j's, and one
+ * whose first allocations come from several threads at once has every one of them served by kmem4j.
+ */
+class LazyAllocatorIT {
+    private static final Duration RUN_TIMEOUT = Duration.ofSeconds(60);
+    /** Classes only a built allocator loads (the JDK probe at start loads SlabAllocator and JdkInternals). */
+    private static final List<String> BUILT_ONLY = List.of("io.kmem4j.core.ThreadRegistry ", "io.kmem4j.core.Reaper ",
+            "io.kmem4j.core.PageHeap ", "io.kmem4j.core.ThreadCache ");
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
+    void aProgramThatAllocatesNoDirectBufferGetsNoAllocator(Jdk jdk) {
+        AppRun run = AppRun.run(jdk, "lazy-hello-" + jdk.label(),
+                List.of(AppRun.javaagent("summary=true"), "-Xlog:class+load=info:stdout"),
+                AppRun.classpath(AppRun.appClasses()), HelloApp.class.getName(), RUN_TIMEOUT);
+
+        assertThat(run.exit()).as("exit code of %s\n%s", run, run.description()).isZero();
+        assertThat(run.stdout()).as("the program's own line, %s", run).contains("hello");
+        assertThat(run.stdout()).as("classes loaded (-Xlog:class+load), %s", run)
+                .anyMatch(l -> l.contains("io.kmem4j.agent.bridge.LazyAllocator "))
+                .noneMatch(l -> BUILT_ONLY.stream().anyMatch(l::contains));
+        assertThat(run.summaryAllocations()).isZero();
+        assertThat(run.stderrStartingWith(AppRun.AGENT_PREFIX)).as("kmem4j's lines, %s", run)
+                .noneMatch(l -> l.contains(" WARN ") || l.contains(" ERROR "));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
+    void firstAllocationsFromSeveralThreadsAtOnceAreAllServed(Jdk jdk) {
+        AppRun run = AppRun.run(jdk, "lazy-first-" + jdk.label(), List.of(AppRun.javaagent("summary=true")),
+                AppRun.classpath(AppRun.appClasses()), FirstAllocationApp.class.getName(), RUN_TIMEOUT);
+
+        assertThat(run.exit()).as("exit code of %s\n%s", run, run.description()).isZero();
+        assertThat(run.requireLine("first-allocations: ")).isEqualTo("first-allocations: buffers=4 direct=4");
+        Map<String, String> summary = run.summaryCounters();
+        assertThat(summary).as("summary of %s", run).containsEntry("allocations", "4").containsEntry("fallbacks", "0");
+        assertThat(run.stderrStartingWith(AppRun.AGENT_PREFIX)).as("kmem4j's lines, %s", run)
+                .noneMatch(l -> l.contains(" WARN ") || l.contains(" ERROR "));
+    }
+}

@@ -1,0 +1,42 @@
+package io.kmem4j.it.apps;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+
+/**
+ * Its first direct allocations are made by four threads at once (kmem4j builds its allocator at the
+ * first one): prints {@code first-allocations: buffers=4 direct=4}.
+ */
+public final class FirstAllocationApp {
+    private FirstAllocationApp() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        final int threads = 4;
+        final CyclicBarrier start = new CyclicBarrier(threads);
+        final List<ByteBuffer> buffers = new ArrayList<>();
+        final List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final Thread thread = new Thread(() -> {
+                try {
+                    start.await();
+                    final ByteBuffer b = ByteBuffer.allocateDirect(100);
+                    synchronized (buffers) {
+                        buffers.add(b);
+                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            ts.add(thread);
+            thread.start();
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        System.out.println("first-allocations: buffers=" + buffers.size() + " direct="
+                + buffers.stream().filter(ByteBuffer::isDirect).count());
+    }
+}
