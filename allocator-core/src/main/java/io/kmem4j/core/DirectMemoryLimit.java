@@ -1,8 +1,5 @@
 package io.kmem4j.core;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
-
 /**
  * The JDK's direct-memory limit, {@code -XX:MaxDirectMemorySize} (by default the maximum heap size),
  * as {@code java.nio.Bits} counts against it: {@code jdk.internal.misc.VM.maxDirectMemory()}. The
@@ -29,9 +26,8 @@ final class DirectMemoryLimit {
 
     private static long read() {
         try {
-            final Class<?> vm = Class.forName("jdk.internal.misc.VM");
-            return (long) MethodHandles.lookup().findStatic(vm, "maxDirectMemory", MethodType.methodType(long.class))
-                .invoke();
+            // reflection, not a method handle: read once at start-up, where a handle spins three LambdaForms
+            return (long) Class.forName("jdk.internal.misc.VM").getMethod("maxDirectMemory").invoke(null);
         } catch (final Throwable notExported) {
             return -1;
         }

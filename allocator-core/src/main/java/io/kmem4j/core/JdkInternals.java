@@ -6,6 +6,9 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.ref.Reference;
 import java.lang.reflect.Constructor;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.nio.ByteBuffer;
 
 /**
@@ -51,34 +54,39 @@ final class JdkInternals {
      * "missing"), to test the fallback on any JDK.
      */
     static final String SIMULATE_UNSUPPORTED_JDK = "kmem4j.simulateUnsupportedJdk";
-    /** (int cap, long addr, FileDescriptor null, Runnable hook, boolean false, Object null) ByteBuffer. */
-    private static final MethodHandle NEW_BUFFER;
-    private static final MethodHandle CLEANER;         // (ByteBuffer) Object
-    private static final MethodHandle ATTACHMENT;      // (ByteBuffer) Object
-    private static final MethodHandle RESERVE;         // (long size, long cap) void
-    private static final MethodHandle UNRESERVE;       // (long size, long cap) void
-    private static final MethodHandle TRY_RESERVE;     // (long size, long cap) boolean
-    /** () Thread: {@code java.nio.BufferCleaner.cleaningThread} on 26+; null where the Reference Handler cleans. */
-    private static final MethodHandle CLEANING_THREAD;
+    /** DirectByteBuffer(int cap, long addr, FileDescriptor fd, Runnable unmapper, boolean isSync, segment). */
+    private static final Constructor<?> MAPPED;
+    private static final Method CLEANER_METHOD;       // DirectByteBuffer.cleaner()
+    private static final Method ATTACHMENT_METHOD;    // DirectByteBuffer.attachment()
+    private static final Method RESERVE_METHOD;       // Bits.reserveMemory(long size, long cap)
+    private static final Method UNRESERVE_METHOD;     // Bits.unreserveMemory(long size, long cap)
+    private static final Method TRY_RESERVE_METHOD;   // Bits.tryReserveMemory(long size, long cap)
+    /** {@code java.nio.BufferCleaner.cleaningThread} on 26+; null where the Reference Handler cleans. */
+    private static final Field CLEANING_THREAD_FIELD;
     private static final Class<?> DIRECT_BUFFER_CLASS;
     private static final String FAILURE;
 
+    /*
+     * The probe: every member found by reflection and java.nio's access checked (privateLookupIn), no
+     * method handle made. The agent runs it at start-up; the handles, whose LambdaForms a JVM spins at
+     * its first use of them (some 10 ms), are made when an allocator is built (Handles).
+     */
     static {
-        MethodHandle newBuffer = null, cleaner = null, attachment = null, reserve = null, unreserve = null;
-        MethodHandle tryReserve = null, cleaningThread = null;
+        Constructor<?> mapped = null;
+        Method cleaner = null, attachment = null, reserve = null, unreserve = null, tryReserve = null;
+        Field cleaningThread = null;
         Class<?> dbb = null;
         String failure = null;
         String what = "java.nio.DirectByteBuffer";
         try {
             dbb = Class.forName("java.nio.DirectByteBuffer");
-            final MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(dbb, MethodHandles.lookup());
+            MethodHandles.privateLookupIn(dbb, MethodHandles.lookup()); // IllegalAccessException: java.nio not open
 
             what = "DirectByteBuffer's mapped-buffer constructor"
                 + " (int, long, FileDescriptor, Runnable, boolean, <segment>)";
             if (Boolean.getBoolean(SIMULATE_UNSUPPORTED_JDK)) {
                 throw new NoSuchMethodException("missing on purpose: -D" + SIMULATE_UNSUPPORTED_JDK + "=true");
             }
-            Constructor<?> mapped = null;
             for (final Constructor<?> c : dbb.getDeclaredConstructors()) {
                 final Class<?>[] p = c.getParameterTypes();
                 if (p.length == 6 && p[0] == int.class && p[1] == long.class && p[2] == FileDescriptor.class
@@ -89,36 +97,31 @@ final class JdkInternals {
             if (mapped == null) {
                 throw new NoSuchMethodException("not found");
             }
-            // the constant arguments are passed at the call, not bound here: insertArguments spins a bound
-            // method handle species and its LambdaForms per shape (three of them, at every start-up)
-            newBuffer = lookup.unreflectConstructor(mapped).asType(MethodType.methodType(ByteBuffer.class, int.class,
-                long.class, FileDescriptor.class, Runnable.class, boolean.class, Object.class));
 
             what = "DirectByteBuffer.cleaner()";
-            final Class<?> cleanerType = dbb.getDeclaredMethod("cleaner").getReturnType();
-            cleaner = lookup.findVirtual(dbb, "cleaner", MethodType.methodType(cleanerType))
-                .asType(MethodType.methodType(Object.class, ByteBuffer.class));
+            cleaner = dbb.getDeclaredMethod("cleaner");
             what = "DirectByteBuffer.attachment()";
-            attachment = lookup.findVirtual(dbb, "attachment", MethodType.methodType(Object.class))
-                .asType(MethodType.methodType(Object.class, ByteBuffer.class));
+            attachment = dbb.getDeclaredMethod("attachment");
+            if (attachment.getReturnType() != Object.class) {
+                throw new NoSuchMethodException("returns " + attachment.getReturnType().getName());
+            }
 
-            if (!Reference.class.isAssignableFrom(cleanerType)) {
+            if (!Reference.class.isAssignableFrom(cleaner.getReturnType())) {
                 // 26+: not a Reference the Reference Handler runs, so a cleaning thread of its own
                 what = "the thread that runs buffer cleaners after GC (java.nio.BufferCleaner.cleaningThread, as"
-                    + " cleaner() returns " + cleanerType.getName() + ")";
+                    + " cleaner() returns " + cleaner.getReturnType().getName() + ")";
                 final Class<?> bufferCleaner = Class.forName("java.nio.BufferCleaner");
-                cleaningThread = MethodHandles.privateLookupIn(bufferCleaner, MethodHandles.lookup())
-                    .findStaticGetter(bufferCleaner, "cleaningThread", Thread.class);
+                cleaningThread = bufferCleaner.getDeclaredField("cleaningThread");
+                if (cleaningThread.getType() != Thread.class || !Modifier.isStatic(cleaningThread.getModifiers())) {
+                    throw new NoSuchFieldException("of another shape: " + cleaningThread);
+                }
             }
 
             what = "java.nio.Bits.reserveMemory/unreserveMemory/tryReserveMemory(long, long)";
             final Class<?> bits = Class.forName("java.nio.Bits");
-            final MethodHandles.Lookup bitsLookup = MethodHandles.privateLookupIn(bits, MethodHandles.lookup());
-            final MethodType reserveType = MethodType.methodType(void.class, long.class, long.class);
-            reserve = bitsLookup.findStatic(bits, "reserveMemory", reserveType);
-            unreserve = bitsLookup.findStatic(bits, "unreserveMemory", reserveType);
-            tryReserve = bitsLookup.findStatic(bits, "tryReserveMemory",
-                MethodType.methodType(boolean.class, long.class, long.class));
+            reserve = staticMethod(bits, "reserveMemory", void.class);
+            unreserve = staticMethod(bits, "unreserveMemory", void.class);
+            tryReserve = staticMethod(bits, "tryReserveMemory", boolean.class);
         } catch (final IllegalAccessException e) {
             // privateLookupIn when java.nio is not open to this module
             failure = "java.nio is not open to kmem4j on " + UnsupportedJdkException.runningJdk() + " (" + what
@@ -128,23 +131,92 @@ final class JdkInternals {
             failure = "the java.nio internals of " + UnsupportedJdkException.runningJdk()
                 + " do not match kmem4j's needs: " + what + ": " + t;
         }
-        NEW_BUFFER = newBuffer;
-        CLEANER = cleaner;
-        ATTACHMENT = attachment;
-        RESERVE = reserve;
-        UNRESERVE = unreserve;
-        TRY_RESERVE = tryReserve;
-        CLEANING_THREAD = cleaningThread;
+        MAPPED = mapped;
+        CLEANER_METHOD = cleaner;
+        ATTACHMENT_METHOD = attachment;
+        RESERVE_METHOD = reserve;
+        UNRESERVE_METHOD = unreserve;
+        TRY_RESERVE_METHOD = tryReserve;
+        CLEANING_THREAD_FIELD = cleaningThread;
         DIRECT_BUFFER_CLASS = dbb;
         FAILURE = failure;
+    }
+
+    private static Method staticMethod(final Class<?> c, final String name, final Class<?> returns)
+        throws NoSuchMethodException {
+        final Method m = c.getDeclaredMethod(name, long.class, long.class);
+        if (!Modifier.isStatic(m.getModifiers()) || m.getReturnType() != returns) {
+            throw new NoSuchMethodException("of another shape: " + m);
+        }
+        return m;
+    }
+
+    /**
+     * The method handles over the probed members, in {@code static final} fields so calls inline like
+     * direct calls; made at the first use (an allocator's construction asks for {@link #handlesFailure()}).
+     */
+    private static final class Handles {
+        /** (int cap, long addr, FileDescriptor null, Runnable hook, boolean false, Object null) ByteBuffer. */
+        static final MethodHandle NEW_BUFFER;
+        static final MethodHandle CLEANER;         // (ByteBuffer) Object
+        static final MethodHandle ATTACHMENT;      // (ByteBuffer) Object
+        static final MethodHandle RESERVE;         // (long size, long cap) void
+        static final MethodHandle UNRESERVE;       // (long size, long cap) void
+        static final MethodHandle TRY_RESERVE;     // (long size, long cap) boolean
+        static final MethodHandle CLEANING_THREAD; // () Thread, or null
+        static final String FAILURE;
+
+        static {
+            MethodHandle newBuffer = null, cleaner = null, attachment = null, reserve = null, unreserve = null;
+            MethodHandle tryReserve = null, cleaningThread = null;
+            String failure = JdkInternals.FAILURE;
+            if (failure == null) {
+                try {
+                    final MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(DIRECT_BUFFER_CLASS,
+                        MethodHandles.lookup());
+                    // the constant arguments are passed at the call, not bound here: insertArguments spins a bound
+                    // method handle species and its LambdaForms per shape (three of them)
+                    newBuffer = lookup.unreflectConstructor(MAPPED).asType(MethodType.methodType(ByteBuffer.class,
+                        int.class, long.class, FileDescriptor.class, Runnable.class, boolean.class, Object.class));
+                    cleaner = lookup.unreflect(CLEANER_METHOD).asType(MethodType.methodType(Object.class, ByteBuffer.class));
+                    attachment = lookup.unreflect(ATTACHMENT_METHOD)
+                        .asType(MethodType.methodType(Object.class, ByteBuffer.class));
+                    if (CLEANING_THREAD_FIELD != null) {
+                        cleaningThread = MethodHandles.privateLookupIn(CLEANING_THREAD_FIELD.getDeclaringClass(),
+                            MethodHandles.lookup()).unreflectGetter(CLEANING_THREAD_FIELD);
+                    }
+                    final MethodHandles.Lookup bits = MethodHandles.privateLookupIn(RESERVE_METHOD.getDeclaringClass(),
+                        MethodHandles.lookup());
+                    reserve = bits.unreflect(RESERVE_METHOD);
+                    unreserve = bits.unreflect(UNRESERVE_METHOD);
+                    tryReserve = bits.unreflect(TRY_RESERVE_METHOD);
+                } catch (final Throwable t) {
+                    failure = "the java.nio internals of " + UnsupportedJdkException.runningJdk()
+                        + " do not match kmem4j's needs: method handles: " + t;
+                }
+            }
+            NEW_BUFFER = newBuffer;
+            CLEANER = cleaner;
+            ATTACHMENT = attachment;
+            RESERVE = reserve;
+            UNRESERVE = unreserve;
+            TRY_RESERVE = tryReserve;
+            CLEANING_THREAD = cleaningThread;
+            FAILURE = failure;
+        }
     }
 
     private JdkInternals() {
     }
 
-    /** @return why the internals are unusable, or {@code null} when everything resolved. */
+    /** @return why the internals are unusable, or {@code null} when everything resolved (the probe: no method handle made). */
     static String failure() {
         return FAILURE;
+    }
+
+    /** @return as {@link #failure()}, after making the method handles (an allocator's construction). */
+    static String handlesFailure() {
+        return Handles.FAILURE;
     }
 
     /**
@@ -156,7 +228,7 @@ final class JdkInternals {
      * @return true for that thread; its frees must never block
      */
     static boolean isGcCleanerThread(final Thread t) {
-        if (CLEANING_THREAD == null) {
+        if (CLEANING_THREAD_FIELD == null) {
             return "Reference Handler".equals(t.getName()) && t.getThreadGroup() != null
                 && t.getThreadGroup().getParent() == null;
         }
@@ -164,7 +236,7 @@ final class JdkInternals {
             // A plain read of a field written once before the cleaning thread starts: that thread
             // sees itself (Thread.start happens-before its run); any other thread sees null or the
             // cleaning thread, never itself. So the answer is exact without ordering.
-            return t == (Thread) CLEANING_THREAD.invokeExact();
+            return t == (Thread) Handles.CLEANING_THREAD.invokeExact();
         } catch (final Throwable e) {
             return false;
         }
@@ -177,7 +249,7 @@ final class JdkInternals {
      */
     static ByteBuffer newDirectBuffer(final int capacity, final long address, final Runnable hook) {
         try {
-            return (ByteBuffer) NEW_BUFFER.invokeExact(capacity, address, (FileDescriptor) null, hook, false, (Object) null);
+            return (ByteBuffer) Handles.NEW_BUFFER.invokeExact(capacity, address, (FileDescriptor) null, hook, false, (Object) null);
         } catch (final RuntimeException | Error e) {
             throw e;
         } catch (final Throwable t) {
@@ -193,7 +265,7 @@ final class JdkInternals {
     /** @return the buffer's JDK cleaner, or {@code null}; {@code b} must be a {@code DirectByteBuffer}. */
     static Object cleaner(final ByteBuffer b) {
         try {
-            return (Object) CLEANER.invokeExact(b);
+            return (Object) Handles.CLEANER.invokeExact(b);
         } catch (final RuntimeException | Error e) {
             throw e;
         } catch (final Throwable t) {
@@ -204,7 +276,7 @@ final class JdkInternals {
     /** @return the buffer's attachment (non-null for views), {@code b} must be a {@code DirectByteBuffer}. */
     static Object attachment(final ByteBuffer b) {
         try {
-            return (Object) ATTACHMENT.invokeExact(b);
+            return (Object) Handles.ATTACHMENT.invokeExact(b);
         } catch (final RuntimeException | Error e) {
             throw e;
         } catch (final Throwable t) {
@@ -220,7 +292,7 @@ final class JdkInternals {
      */
     static void reserveDirectMemory(final long bytes) {
         try {
-            RESERVE.invokeExact(bytes, bytes);
+            Handles.RESERVE.invokeExact(bytes, bytes);
         } catch (final RuntimeException | Error e) {
             throw e;
         } catch (final Throwable t) {
@@ -238,7 +310,7 @@ final class JdkInternals {
      */
     static boolean tryReserveDirectMemory(final long bytes) {
         try {
-            return (boolean) TRY_RESERVE.invokeExact(bytes, bytes);
+            return (boolean) Handles.TRY_RESERVE.invokeExact(bytes, bytes);
         } catch (final RuntimeException | Error e) {
             throw e;
         } catch (final Throwable t) {
@@ -261,7 +333,7 @@ final class JdkInternals {
     /** Returns {@code bytes} taken with {@link #reserveDirectMemory(long)} or {@link #tryReserveDirectMemory(long)}. */
     static void unreserveDirectMemory(final long bytes) {
         try {
-            UNRESERVE.invokeExact(bytes, bytes);
+            Handles.UNRESERVE.invokeExact(bytes, bytes);
         } catch (final RuntimeException | Error e) {
             throw e;
         } catch (final Throwable t) {

@@ -80,6 +80,10 @@ public final class SlabAllocator implements AutoCloseable {
     SlabAllocator(final SlabAllocatorConfig config, final BufferConstructor constructor) {
         Objects.requireNonNull(constructor, "constructor");
         checkJdk();
+        final String noHandles = JdkInternals.handlesFailure();
+        if (noHandles != null) {
+            throw new UnsupportedJdkException(noHandles);
+        }
         this.config = Objects.requireNonNull(config, "config");
         this.classes = new SizeClasses(config.maxSizeClassBytes());
         this.zeroOnFree = config.zeroOnFree() && !Debug.ON;
