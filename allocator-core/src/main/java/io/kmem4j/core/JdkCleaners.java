@@ -85,7 +85,9 @@ final class JdkCleaners {
                 markField = l.findVarHandle(type, "prev", type);
                 next = l.findVarHandle(type, "next", type);
                 clean = l.findVirtual(type, "clean", MethodType.methodType(void.class));
-                mark = newCleaner.invoke(new Object(), (Runnable) new Nothing());
+                // through the handle the hot path uses (asType below): a generic invoke spins LambdaForms of its own
+                newCleaner = newCleaner.asType(MethodType.methodType(Object.class, Object.class, Runnable.class));
+                mark = (Object) newCleaner.invokeExact(new Object(), (Runnable) new Nothing());
             } else {
                 final Class<?> cleaner = Class.forName("java.nio.BufferCleaner$PhantomCleaner");
                 final Class<?> node = Class.forName("java.nio.BufferCleaner$CleanerList$Node");
@@ -96,7 +98,9 @@ final class JdkCleaners {
                 clean = l.findVirtual(cleaner, "clean", MethodType.methodType(void.class));
                 final MethodHandles.Lookup nl = MethodHandles.privateLookupIn(node, MethodHandles.lookup());
                 nodeSize = nl.findVarHandle(node, "size", int.class);
-                mark = nl.findConstructor(node, MethodType.methodType(void.class)).invoke();
+                final java.lang.reflect.Constructor<?> nodeConstructor = node.getDeclaredConstructor();
+                nodeConstructor.setAccessible(true); // java.nio is open to kmem4j; reflection spins no LambdaForm on 17-23
+                mark = nodeConstructor.newInstance();
                 start = MethodHandles.privateLookupIn(bufferCleaner, MethodHandles.lookup())
                     .findStatic(bufferCleaner, "startCleaningThreadIfNeeded", MethodType.methodType(void.class));
                 if (!type.isAssignableFrom(cleaner)) {

@@ -160,15 +160,11 @@ final class JdkInternals {
         static final MethodHandle NEW_BUFFER;
         static final MethodHandle CLEANER;         // (ByteBuffer) Object
         static final MethodHandle ATTACHMENT;      // (ByteBuffer) Object
-        static final MethodHandle RESERVE;         // (long size, long cap) void
-        static final MethodHandle UNRESERVE;       // (long size, long cap) void
-        static final MethodHandle TRY_RESERVE;     // (long size, long cap) boolean
         static final MethodHandle CLEANING_THREAD; // () Thread, or null
         static final String FAILURE;
 
         static {
-            MethodHandle newBuffer = null, cleaner = null, attachment = null, reserve = null, unreserve = null;
-            MethodHandle tryReserve = null, cleaningThread = null;
+            MethodHandle newBuffer = null, cleaner = null, attachment = null, cleaningThread = null;
             String failure = JdkInternals.FAILURE;
             if (failure == null) {
                 try {
@@ -185,11 +181,10 @@ final class JdkInternals {
                         cleaningThread = MethodHandles.privateLookupIn(CLEANING_THREAD_FIELD.getDeclaringClass(),
                             MethodHandles.lookup()).unreflectGetter(CLEANING_THREAD_FIELD);
                     }
-                    final MethodHandles.Lookup bits = MethodHandles.privateLookupIn(RESERVE_METHOD.getDeclaringClass(),
-                        MethodHandles.lookup());
-                    reserve = bits.unreflect(RESERVE_METHOD);
-                    unreserve = bits.unreflect(UNRESERVE_METHOD);
-                    tryReserve = bits.unreflect(TRY_RESERVE_METHOD);
+                    // Bits by reflection: called once per chunk, where three more handles cost six spun LambdaForms
+                    RESERVE_METHOD.setAccessible(true);
+                    UNRESERVE_METHOD.setAccessible(true);
+                    TRY_RESERVE_METHOD.setAccessible(true);
                 } catch (final Throwable t) {
                     failure = "the java.nio internals of " + UnsupportedJdkException.runningJdk()
                         + " do not match kmem4j's needs: method handles: " + t;
@@ -198,9 +193,6 @@ final class JdkInternals {
             NEW_BUFFER = newBuffer;
             CLEANER = cleaner;
             ATTACHMENT = attachment;
-            RESERVE = reserve;
-            UNRESERVE = unreserve;
-            TRY_RESERVE = tryReserve;
             CLEANING_THREAD = cleaningThread;
             FAILURE = failure;
         }
@@ -291,13 +283,7 @@ final class JdkInternals {
      * @throws OutOfMemoryError {@code "Cannot reserve N bytes of direct buffer memory (allocated: A, limit: L)"}
      */
     static void reserveDirectMemory(final long bytes) {
-        try {
-            Handles.RESERVE.invokeExact(bytes, bytes);
-        } catch (final RuntimeException | Error e) {
-            throw e;
-        } catch (final Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        bits(RESERVE_METHOD, bytes);
     }
 
     /**
@@ -309,13 +295,7 @@ final class JdkInternals {
      * @return true when reserved
      */
     static boolean tryReserveDirectMemory(final long bytes) {
-        try {
-            return (boolean) Handles.TRY_RESERVE.invokeExact(bytes, bytes);
-        } catch (final RuntimeException | Error e) {
-            throw e;
-        } catch (final Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        return (boolean) bits(TRY_RESERVE_METHOD, bytes);
     }
 
     /**
@@ -332,12 +312,24 @@ final class JdkInternals {
 
     /** Returns {@code bytes} taken with {@link #reserveDirectMemory(long)} or {@link #tryReserveDirectMemory(long)}. */
     static void unreserveDirectMemory(final long bytes) {
+        bits(UNRESERVE_METHOD, bytes);
+    }
+
+    /** {@code Bits.method(bytes, bytes)}: what it throws (the JDK's {@code OutOfMemoryError}) is thrown as is. */
+    private static Object bits(final Method method, final long bytes) {
         try {
-            Handles.UNRESERVE.invokeExact(bytes, bytes);
-        } catch (final RuntimeException | Error e) {
-            throw e;
-        } catch (final Throwable t) {
-            throw new IllegalStateException(t);
+            return method.invoke(null, bytes, bytes);
+        } catch (final java.lang.reflect.InvocationTargetException e) {
+            final Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException) {
+                throw (RuntimeException) cause;
+            }
+            if (cause instanceof Error) {
+                throw (Error) cause;
+            }
+            throw new IllegalStateException(cause);
+        } catch (final IllegalAccessException e) {
+            throw new IllegalStateException(e);
         }
     }
 }
