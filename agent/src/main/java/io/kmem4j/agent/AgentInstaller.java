@@ -37,8 +37,9 @@ import org.slf4j.Logger;
  *       ({@code Instrumentation.redefineModule}; no command-line flag);</li>
  *   <li>read and validate the configuration ({@link AgentConfig}; the default chunk size follows
  *       {@code -XX:MaxDirectMemorySize}, read through {@code jdk.internal.misc});</li>
- *   <li>build the {@link SlabAllocator} (it probes the JDK's internals and refuses an unknown shape);</li>
- *   <li>define {@code java.nio.Kmem4jBridge} and point it at the allocator;</li>
+ *   <li>define {@code java.nio.Kmem4jBridge}, probe the JDK's internals ({@link SlabAllocator#checkJdk()}
+ *       refuses an unknown shape) and point the bridge at a {@link LazyAllocator}, which builds the
+ *       {@link SlabAllocator} at the first direct allocation;</li>
  *   <li>retransform {@code java.nio.ByteBuffer.allocateDirect} to ask the bridge first ({@link JdkClassTransformer});</li>
  *   <li>with {@code presets}, {@code pools} or {@code excludeCallers}: point the bridge's pool fields at a
  *       {@link PoolRouter} and install the {@link PoolTransformer} (which retransforms the pools' and the
@@ -235,7 +236,13 @@ public final class AgentInstaller {
             return;
         }
         SlabAllocator.checkJdk(); // at start, not at the first allocation: an unsupported JDK is said at once
-        final LazyAllocator lazy = new LazyAllocator(config.allocator, config.ownedLifecycle, inst, members);
+        final LazyAllocator lazy = new LazyAllocator(config.allocator, config.ownedLifecycle, inst, members,
+            new java.util.function.Consumer<String>() { // not a lambda: none spun in premain
+                @Override
+                public void accept(final String why) {
+                    markState("off (" + why + ")"); // a later attach says so instead of installing again
+                }
+            });
         final boolean routed = !config.pools.isEmpty() || !config.excludeCallers.isEmpty();
         final long t2 = System.nanoTime();
         final PoolsView pools;
@@ -397,9 +404,19 @@ public final class AgentInstaller {
                 if (delayMillis > 0) {
                     Thread.sleep(delayMillis);
                 }
-                final Interceptor interceptor = lazy.interceptor(); // the beans show the allocator's size classes: build it
+                // the beans show the allocator's size classes: someone is looking, so it is built now if not yet
+                Interceptor interceptor = null;
+                for (int tries = 0; interceptor == null && tries < 10 && lazy.failure() == null && !lazy.stopped();
+                     tries++) {
+                    interceptor = lazy.interceptor(); // null: a build under way on another thread took too long
+                    if (interceptor == null) {
+                        Thread.sleep(LazyAllocator.WAIT_MILLIS);
+                    }
+                }
                 if (interceptor == null) {
-                    registerDisabled(String.valueOf(lazy.failure()), config);
+                    if (lazy.failure() != null) {
+                        registerDisabled(lazy.failure(), config);
+                    }
                     return;
                 }
                 final MBeanServer server = ManagementFactory.getPlatformMBeanServer();

@@ -37,7 +37,10 @@ final class Carriers {
             local = MethodHandles.lookup().findConstructor(carrierLocal, MethodType.methodType(void.class))
                 .asType(MethodType.methodType(ThreadLocal.class));
             final Thread self = (Thread) current.invokeExact();
-            if (self != Thread.currentThread()) {
+            final Thread me = Thread.currentThread();
+            // the agent builds the allocator on the thread of the first allocation, which may be virtual: then
+            // the answer is its carrier, a platform thread
+            if (self == null || (self != me && !(boolean) Thread.class.getMethod("isVirtual").invoke(me))) {
                 throw new IllegalStateException("currentCarrierThread() of a platform thread is not itself");
             }
         } catch (final Throwable unavailable) {

@@ -99,7 +99,7 @@ final class JdkCleaners {
                 final MethodHandles.Lookup nl = MethodHandles.privateLookupIn(node, MethodHandles.lookup());
                 nodeSize = nl.findVarHandle(node, "size", int.class);
                 final java.lang.reflect.Constructor<?> nodeConstructor = node.getDeclaredConstructor();
-                nodeConstructor.setAccessible(true); // java.nio is open to kmem4j; reflection spins no LambdaForm on 17-23
+                nodeConstructor.setAccessible(true); // java.nio is open to kmem4j; made once, no handle kept
                 mark = nodeConstructor.newInstance();
                 start = MethodHandles.privateLookupIn(bufferCleaner, MethodHandles.lookup())
                     .findStatic(bufferCleaner, "startCleaningThreadIfNeeded", MethodType.methodType(void.class));

@@ -58,7 +58,6 @@ final class JdkInternals {
     private static final Constructor<?> MAPPED;
     private static final Method CLEANER_METHOD;       // DirectByteBuffer.cleaner()
     private static final Method ATTACHMENT_METHOD;    // DirectByteBuffer.attachment()
-    private static final Method RESERVE_METHOD;       // Bits.reserveMemory(long size, long cap)
     private static final Method UNRESERVE_METHOD;     // Bits.unreserveMemory(long size, long cap)
     private static final Method TRY_RESERVE_METHOD;   // Bits.tryReserveMemory(long size, long cap)
     /** {@code java.nio.BufferCleaner.cleaningThread} on 26+; null where the Reference Handler cleans. */
@@ -73,7 +72,7 @@ final class JdkInternals {
      */
     static {
         Constructor<?> mapped = null;
-        Method cleaner = null, attachment = null, reserve = null, unreserve = null, tryReserve = null;
+        Method cleaner = null, attachment = null, unreserve = null, tryReserve = null;
         Field cleaningThread = null;
         Class<?> dbb = null;
         String failure = null;
@@ -117,11 +116,14 @@ final class JdkInternals {
                 }
             }
 
-            what = "java.nio.Bits.reserveMemory/unreserveMemory/tryReserveMemory(long, long)";
+            what = "java.nio.Bits.unreserveMemory/tryReserveMemory(long, long)";
             final Class<?> bits = Class.forName("java.nio.Bits");
-            reserve = staticMethod(bits, "reserveMemory", void.class);
             unreserve = staticMethod(bits, "unreserveMemory", void.class);
             tryReserve = staticMethod(bits, "tryReserveMemory", boolean.class);
+            // tryReserveMemory by reflection (a handle of its own shape spins two LambdaForms); a failure of the
+            // reflective call itself reserves nothing. unreserveMemory through a handle (Handles.UNRESERVE): a
+            // handle with primitive arguments allocates nothing, so the memory given back is always counted back
+            tryReserve.setAccessible(true);
         } catch (final IllegalAccessException e) {
             // privateLookupIn when java.nio is not open to this module
             failure = "java.nio is not open to kmem4j on " + UnsupportedJdkException.runningJdk() + " (" + what
@@ -134,7 +136,6 @@ final class JdkInternals {
         MAPPED = mapped;
         CLEANER_METHOD = cleaner;
         ATTACHMENT_METHOD = attachment;
-        RESERVE_METHOD = reserve;
         UNRESERVE_METHOD = unreserve;
         TRY_RESERVE_METHOD = tryReserve;
         CLEANING_THREAD_FIELD = cleaningThread;
@@ -160,11 +161,12 @@ final class JdkInternals {
         static final MethodHandle NEW_BUFFER;
         static final MethodHandle CLEANER;         // (ByteBuffer) Object
         static final MethodHandle ATTACHMENT;      // (ByteBuffer) Object
+        static final MethodHandle UNRESERVE;       // (long size, long cap) void
         static final MethodHandle CLEANING_THREAD; // () Thread, or null
         static final String FAILURE;
 
         static {
-            MethodHandle newBuffer = null, cleaner = null, attachment = null, cleaningThread = null;
+            MethodHandle newBuffer = null, cleaner = null, attachment = null, unreserve = null, cleaningThread = null;
             String failure = JdkInternals.FAILURE;
             if (failure == null) {
                 try {
@@ -181,10 +183,8 @@ final class JdkInternals {
                         cleaningThread = MethodHandles.privateLookupIn(CLEANING_THREAD_FIELD.getDeclaringClass(),
                             MethodHandles.lookup()).unreflectGetter(CLEANING_THREAD_FIELD);
                     }
-                    // Bits by reflection: called once per chunk, where three more handles cost six spun LambdaForms
-                    RESERVE_METHOD.setAccessible(true);
-                    UNRESERVE_METHOD.setAccessible(true);
-                    TRY_RESERVE_METHOD.setAccessible(true);
+                    unreserve = MethodHandles.privateLookupIn(UNRESERVE_METHOD.getDeclaringClass(), MethodHandles.lookup())
+                        .unreflect(UNRESERVE_METHOD);
                 } catch (final Throwable t) {
                     failure = "the java.nio internals of " + UnsupportedJdkException.runningJdk()
                         + " do not match kmem4j's needs: method handles: " + t;
@@ -193,6 +193,7 @@ final class JdkInternals {
             NEW_BUFFER = newBuffer;
             CLEANER = cleaner;
             ATTACHMENT = attachment;
+            UNRESERVE = unreserve;
             CLEANING_THREAD = cleaningThread;
             FAILURE = failure;
         }
@@ -277,16 +278,6 @@ final class JdkInternals {
     }
 
     /**
-     * Counts {@code bytes} against {@code MaxDirectMemorySize} as the JDK does for its own buffers,
-     * including its GC-and-back-off loop.
-     *
-     * @throws OutOfMemoryError {@code "Cannot reserve N bytes of direct buffer memory (allocated: A, limit: L)"}
-     */
-    static void reserveDirectMemory(final long bytes) {
-        bits(RESERVE_METHOD, bytes);
-    }
-
-    /**
      * Counts {@code bytes} against {@code MaxDirectMemorySize} only if they fit now: no GC, no
      * waiting (the JDK's {@code Bits.tryReserveMemory}). The allocator grows this way, so a full
      * budget never makes an allocation wait; the request goes to the JDK's own path instead, which
@@ -295,7 +286,20 @@ final class JdkInternals {
      * @return true when reserved
      */
     static boolean tryReserveDirectMemory(final long bytes) {
-        return (boolean) bits(TRY_RESERVE_METHOD, bytes);
+        try {
+            return (boolean) TRY_RESERVE_METHOD.invoke(null, bytes, bytes);
+        } catch (final java.lang.reflect.InvocationTargetException e) {
+            final Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException) {
+                throw (RuntimeException) cause;
+            }
+            if (cause instanceof Error) {
+                throw (Error) cause;
+            }
+            throw new IllegalStateException(cause);
+        } catch (final IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /**
@@ -310,26 +314,14 @@ final class JdkInternals {
         return false;
     }
 
-    /** Returns {@code bytes} taken with {@link #reserveDirectMemory(long)} or {@link #tryReserveDirectMemory(long)}. */
+    /** Returns {@code bytes} taken with {@link #tryReserveDirectMemory(long)}. */
     static void unreserveDirectMemory(final long bytes) {
-        bits(UNRESERVE_METHOD, bytes);
-    }
-
-    /** {@code Bits.method(bytes, bytes)}: what it throws (the JDK's {@code OutOfMemoryError}) is thrown as is. */
-    private static Object bits(final Method method, final long bytes) {
         try {
-            return method.invoke(null, bytes, bytes);
-        } catch (final java.lang.reflect.InvocationTargetException e) {
-            final Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException) {
-                throw (RuntimeException) cause;
-            }
-            if (cause instanceof Error) {
-                throw (Error) cause;
-            }
-            throw new IllegalStateException(cause);
-        } catch (final IllegalAccessException e) {
-            throw new IllegalStateException(e);
+            Handles.UNRESERVE.invokeExact(bytes, bytes);
+        } catch (final RuntimeException | Error e) {
+            throw e;
+        } catch (final Throwable t) {
+            throw new IllegalStateException(t);
         }
     }
 }

@@ -55,17 +55,31 @@ final class Reaper {
         this.remote = remote;
         this.accounting = accounting;
         this.idleNanos = IDLE_LOOKS * config.reapIntervalMillis() * 1_000_000L;
-        this.thread = new Thread(new Runnable() { // not this::loop: no lambda spun at start-up
+        // built by whichever thread builds the allocator (with the agent: the application's first direct
+        // allocation, e.g. a request thread of a web container), so nothing of that thread is inherited: the
+        // top thread group, no inheritable thread locals, no context class loader, normal priority
+        this.thread = new Thread(topGroup(), new Runnable() { // not this::loop: no lambda spun at start-up
             @Override
             public void run() {
                 loop();
             }
-        }, "kmem4j-reaper");
+        }, "kmem4j-reaper", 0, false);
         thread.setDaemon(true);
+        thread.setPriority(Thread.NORM_PRIORITY);
+        thread.setContextClassLoader(null);
     }
 
     void start() {
         thread.start();
+    }
+
+    /** The root of the thread groups (the "system" group); a virtual thread's own group is not a parent of it. */
+    private static ThreadGroup topGroup() {
+        ThreadGroup g = Thread.currentThread().getThreadGroup();
+        while (g != null && g.getParent() != null) {
+            g = g.getParent();
+        }
+        return g;
     }
 
     /** Stops the reaper thread (a reap in progress finishes). */

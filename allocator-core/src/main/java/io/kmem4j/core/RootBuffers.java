@@ -26,7 +26,7 @@ public final class RootBuffers {
      * @throws UnsupportedJdkException when this JDK's internals do not match (the message says what)
      */
     public static ByteBuffer wrap(final long address, final int capacity, final Runnable hook) {
-        final String failure = JdkInternals.failure();
+        final String failure = JdkInternals.handlesFailure(); // the probe's, or the handles' when the probe passed
         if (failure != null) {
             throw new UnsupportedJdkException(failure);
         }

@@ -53,7 +53,9 @@ final class TestSupport {
         final long max = (long) declaredField(bits, "MAX_MEMORY").get(null);
         final long used = ((java.util.concurrent.atomic.AtomicLong) declaredField(bits, "RESERVED_MEMORY").get(null)).get();
         final long take = max - used - left;
-        JdkInternals.reserveDirectMemory(take);
+        if (!JdkInternals.tryReserveDirectMemory(take)) {
+            throw new IllegalStateException("could not reserve " + take + " bytes of the direct-memory budget");
+        }
         return take;
     }
 

@@ -14,7 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The agent builds its allocator at the first direct allocation, not in premain: a program that
  * allocates none loads none of the allocator's classes and starts no thread of kmem4j's, and one
- * whose first allocations come from several threads at once has every one of them served by kmem4j.
+ * whose first allocations come from several threads at once has every one of them served by kmem4j,
+ * and the thread kmem4j starts then inherits nothing of the application thread that started it.
  */
 class LazyAllocatorIT {
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(60);
@@ -47,6 +48,8 @@ class LazyAllocatorIT {
 
         assertThat(run.exit()).as("exit code of %s\n%s", run, run.description()).isZero();
         assertThat(run.requireLine("first-allocations: ")).isEqualTo("first-allocations: buffers=4 direct=4");
+        assertThat(run.requireLine("reaper: ")).as("the reaper thread inherits nothing of the allocating thread")
+                .isEqualTo("reaper: group=system contextClassLoader=null priority=5 daemon=true");
         Map<String, String> summary = run.summaryCounters();
         assertThat(summary).as("summary of %s", run).containsEntry("allocations", "4").containsEntry("fallbacks", "0");
         assertThat(run.stderrStartingWith(AppRun.AGENT_PREFIX)).as("kmem4j's lines, %s", run)

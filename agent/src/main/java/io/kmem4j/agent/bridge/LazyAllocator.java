@@ -1,6 +1,9 @@
 package io.kmem4j.agent.bridge;
 
 import java.lang.instrument.Instrumentation;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntFunction;
 
@@ -15,65 +18,91 @@ import io.kmem4j.core.SlabAllocatorConfig;
  * switches the owned lifecycle on ({@link OwnedLifecycleInstaller}), builds the {@link SlabAllocator}
  * and replaces this object in the bridge by the {@link Interceptor}, which serves that request and
  * every later one. A program that never allocates a direct buffer pays none of it (some 60 ms of CPU
- * and 40 classes at start-up); the first allocation pays it once, on its own thread.
+ * and 40 classes at start-up); the first allocation pays it once, on its own thread. The beans'
+ * registration (when the platform MBean server is created) builds it too ({@link #interceptor()}).
  *
- * <p>Threads: any. The build runs once, under this object's monitor: threads that ask while it runs
- * wait for it (tens of milliseconds, once per JVM); a direct allocation made by the building thread
- * itself while it builds, and every allocation after a failed build, goes to the JDK. A failed build
- * leaves interception off for good: one ERROR line, and the bean and the summary say why.
+ * <p>Threads: any. One build at a time, holding no lock while it runs (it retransforms a JDK class,
+ * which runs other agents' transformers, loads classes and may log): a thread that asks meanwhile
+ * waits for it at most {@link #WAIT_MILLIS} and then gets the JDK's allocation, so a build that
+ * needs a lock the waiting thread holds cannot deadlock; the building thread's own allocations
+ * during the build go to the JDK. A build that throws leaves interception off for good (one ERROR
+ * line; the JVM-wide state, the bean and the summary say why), except for a
+ * {@link VirtualMachineError} (no memory or stack at that moment), after which a later request
+ * tries again, {@link #ATTEMPTS} times at most.
  */
 public final class LazyAllocator implements IntFunction<Object> {
+    /** How long a thread waits for a build under way before the JDK allocates for it, ms. */
+    public static final long WAIT_MILLIS = 1000;
+    /** Builds tried at most when each ends in a {@link VirtualMachineError}. */
+    static final int ATTEMPTS = 3;
+
     private final SlabAllocatorConfig config;
     private final boolean ownedLifecycle;
     private final Instrumentation inst;
     private final BootstrapBridge.Members bridge;
+    private final Consumer<String> onFailure;
     private final Function<SlabAllocatorConfig, SlabAllocator> factory;
+    private final long waitNanos;
     private volatile Interceptor interceptor;
     private volatile String failure;
     private volatile boolean stopped;
-    private Thread builder;
+    /** The building thread and the latch its waiters wait on, under this object's monitor (never held long). */
+    private Thread building;
+    private CountDownLatch built;
+    private int attempts;
 
     /**
      * @param config         the allocator's configuration
      * @param ownedLifecycle switch the owned lifecycle on before the first buffer ({@code ownedLifecycle} key)
      * @param inst           the JVM's instrumentation (the owned lifecycle retransforms the JDK's cleaner)
      * @param bridge         the bridge, whose {@code allocator} field holds this object until the build
+     * @param onFailure      told why, once, when a build fails for good (the agent's JVM-wide state)
      */
     public LazyAllocator(final SlabAllocatorConfig config, final boolean ownedLifecycle, final Instrumentation inst,
-                         final BootstrapBridge.Members bridge) {
-        this(config, ownedLifecycle, inst, bridge, null);
+                         final BootstrapBridge.Members bridge, final Consumer<String> onFailure) {
+        this(config, ownedLifecycle, inst, bridge, onFailure, null, WAIT_MILLIS);
     }
 
-    /** With the allocator's constructor given (tests make it fail or allocate while it builds); {@code null}: the real one. */
+    /** With the allocator's constructor (tests make it fail, block or allocate; {@code null}: the real one) and the wait. */
     LazyAllocator(final SlabAllocatorConfig config, final boolean ownedLifecycle, final Instrumentation inst,
-                  final BootstrapBridge.Members bridge, final Function<SlabAllocatorConfig, SlabAllocator> factory) {
+                  final BootstrapBridge.Members bridge, final Consumer<String> onFailure,
+                  final Function<SlabAllocatorConfig, SlabAllocator> factory, final long waitMillis) {
         this.config = config;
         this.ownedLifecycle = ownedLifecycle;
         this.inst = inst;
         this.bridge = bridge;
+        this.onFailure = onFailure;
         this.factory = factory;
+        this.waitNanos = TimeUnit.MILLISECONDS.toNanos(waitMillis);
     }
 
     /**
      * The bridge's delegate until the allocator exists: builds it and serves the request as the
-     * {@link Interceptor} would; {@code null} lets the JDK allocate.
+     * {@link Interceptor} would; {@code null} lets the JDK allocate. Never throws.
      */
     @Override
     public Object apply(final int capacity) {
         if (Thread.currentThread() instanceof AgentThread) {
             return AgentBuffers.allocate(capacity); // the agent's own threads never need the slabs
         }
-        final Interceptor i = interceptor();
-        return i == null ? null : i.apply(capacity);
+        try {
+            final Interceptor i = interceptor();
+            return i == null ? null : i.apply(capacity);
+        } catch (final Throwable t) {
+            return null; // e.g. no stack left on this thread: the JDK allocates
+        }
     }
 
-    /** @return the interceptor, building the allocator first if need be; {@code null} when that failed or is under way on this thread */
+    /**
+     * @return the interceptor, building the allocator first if need be; {@code null} when that failed,
+     *         is under way on this thread, or did not end within {@link #WAIT_MILLIS}
+     */
     public Interceptor interceptor() {
         final Interceptor i = interceptor;
         return i != null ? i : build();
     }
 
-    /** @return the allocator, building it first if need be (JMX); {@code null} when that failed */
+    /** @return the allocator, building it first if need be (JMX); {@code null} as {@link #interceptor()} */
     public SlabAllocator allocator() {
         final Interceptor i = interceptor();
         return i == null ? null : i.allocator();
@@ -85,18 +114,24 @@ public final class LazyAllocator implements IntFunction<Object> {
         return i == null ? null : i.allocator();
     }
 
-    /** @return why the build failed (interception is off), or {@code null} */
+    /** @return why the build failed for good (interception is off), or {@code null} */
     public String failure() {
         return failure;
     }
 
+    /** @return true once {@link #stop()} ran */
+    public boolean stopped() {
+        return stopped;
+    }
+
     /**
      * Takes kmem4j out of the bridge for good (shutdown, or a failed start): later allocations go to
-     * the JDK, and no build starts any more.
+     * the JDK, and no build starts any more. Takes no lock (a build under way puts its interceptor in
+     * the bridge, sees the stop and takes it out again).
      *
      * @return true when kmem4j was in the bridge (this object or its interceptor) and is now out
      */
-    public synchronized boolean stop() {
+    public boolean stop() {
         stopped = true;
         try {
             final Object present = bridge.allocator.get(null);
@@ -112,62 +147,132 @@ public final class LazyAllocator implements IntFunction<Object> {
 
     /**
      * Builds the allocator now (premain, when buffer pools are routed to kmem4j: their releases must
-     * know kmem4j's buffers from the first call).
+     * know kmem4j's buffers from the first call). Called before this object is in the bridge.
      *
      * @return the interceptor
      * @throws Exception whatever the build threw (nothing is logged here; the caller reports it)
      */
-    public synchronized Interceptor buildNow() throws Exception {
-        if (interceptor == null) {
-            interceptor = start();
+    public Interceptor buildNow() throws Exception {
+        Interceptor i = interceptor;
+        if (i == null) {
+            i = start();
+            interceptor = i;
         }
-        return interceptor;
+        return i;
     }
 
-    private synchronized Interceptor build() {
-        if (interceptor != null || failure != null || stopped || builder == Thread.currentThread()) {
+    private Interceptor build() {
+        final Thread me = Thread.currentThread();
+        final CountDownLatch wait;
+        synchronized (this) {
+            if (interceptor != null || failure != null || stopped) {
+                return interceptor;
+            }
+            if (building == me) {
+                return null; // an allocation inside the build itself
+            }
+            if (building != null) {
+                wait = built;
+            } else {
+                building = me;
+                built = new CountDownLatch(1);
+                wait = null;
+            }
+        }
+        if (wait != null) {
+            try {
+                wait.await(waitNanos, TimeUnit.NANOSECONDS);
+            } catch (final InterruptedException e) {
+                me.interrupt(); // keep the application's interrupt; the JDK allocates this one
+            }
             return interceptor;
         }
-        builder = Thread.currentThread();
+        Interceptor result = null;
+        Throwable error = null;
         try {
-            final Interceptor built = start();
-            interceptor = built;
-            if (bridge.allocator.get(null) == this) {
-                bridge.allocator.set(null, built);
-            }
-            return built;
+            result = start();
         } catch (final Throwable t) {
-            failure = t.getMessage() != null ? t.getMessage() : t.toString();
-            try {
-                if (bridge.allocator.get(null) == this) {
-                    bridge.allocator.set(null, null);
-                }
-            } catch (final Throwable ignored) {
-                // apply() answers null from now on anyway
+            error = t;
+        }
+        final CountDownLatch done;
+        final String failed;
+        synchronized (this) {
+            building = null;
+            done = built;
+            if (result != null) {
+                interceptor = result;
+            } else if (!(error instanceof VirtualMachineError) || ++attempts >= ATTEMPTS) {
+                failure = error.getMessage() != null ? error.getMessage() : error.toString();
             }
-            try {
-                AgentLog.get(LazyAllocator.class).error("kmem4j is disabled, the application runs on the JDK's"
-                    + " allocator: building the allocator at the first direct allocation failed: {}", failure);
-            } catch (final Throwable ignored) {
-                System.err.println("[kmem4j] ERROR kmem4j is disabled: " + failure);
+            failed = result == null ? failure : null;
+        }
+        try {
+            if (result != null) {
+                swapInto(result);
+            } else if (failed != null) {
+                off(failed);
             }
-            return null;
         } finally {
-            builder = null;
+            done.countDown();
+        }
+        return result;
+    }
+
+    /** The bridge calls the interceptor from now on, unless kmem4j was stopped meanwhile. */
+    private void swapInto(final Interceptor result) {
+        try {
+            if (bridge.allocator.get(null) == this) {
+                bridge.allocator.set(null, result);
+            }
+            if (stopped && bridge.allocator.get(null) == result) {
+                bridge.allocator.set(null, null); // stop() ran while the interceptor was not yet in the bridge
+            }
+        } catch (final IllegalAccessException impossible) {
+            // a public field of a public class
         }
     }
 
-    /** The owned lifecycle (when configured), then the allocator and its interceptor. */
+    /** A build failed for good: the JDK allocates from now on; the state, one ERROR line. Never throws. */
+    private void off(final String why) {
+        try {
+            if (bridge.allocator.get(null) == this) {
+                bridge.allocator.set(null, null);
+            }
+        } catch (final Throwable ignored) {
+            // apply() answers null from now on anyway
+        }
+        try {
+            onFailure.accept(why);
+        } catch (final Throwable ignored) {
+            // the state is a courtesy to later loads
+        }
+        try {
+            AgentLog.get(LazyAllocator.class).error("kmem4j is disabled, the application runs on the JDK's"
+                + " allocator: building the allocator failed: {}", why);
+        } catch (final Throwable logFailed) {
+            try {
+                System.err.println("[kmem4j] ERROR kmem4j is disabled: building the allocator failed: " + why);
+            } catch (final Throwable ignored) {
+                // nothing may reach the application
+            }
+        }
+    }
+
+    /** The owned lifecycle (when configured), then the allocator and its interceptor; logs after, never failing for it. */
     private Interceptor start() {
         final long begin = System.nanoTime();
         final String notOwned = ownedLifecycle ? OwnedLifecycleInstaller.install(inst, bridge) : "ownedLifecycle=false";
-        if (notOwned != null && ownedLifecycle) {
-            AgentLog.get(LazyAllocator.class).warn("tracked buffers keep the JDK's cleaner list (its global lock): {}",
-                notOwned);
+        final Interceptor result = new Interceptor(factory == null ? new SlabAllocator(config) : factory.apply(config));
+        try {
+            if (notOwned != null && ownedLifecycle) {
+                AgentLog.get(LazyAllocator.class).warn("tracked buffers keep the JDK's cleaner list (its global lock): {}",
+                    notOwned);
+            }
+            AgentLog.get(LazyAllocator.class).debug("allocator built in {} ms{}", (System.nanoTime() - begin) / 1_000_000,
+                notOwned == null ? ", cleaners outside the JDK's list" : "");
+        } catch (final Throwable ignored) {
+            // the allocator is built; a log line that failed changes nothing
         }
-        final Interceptor built = new Interceptor(factory == null ? new SlabAllocator(config) : factory.apply(config));
-        AgentLog.get(LazyAllocator.class).debug("allocator built in {} ms{}", (System.nanoTime() - begin) / 1_000_000,
-            notOwned == null ? ", cleaners outside the JDK's list" : "");
-        return built;
+        return result;
     }
 }

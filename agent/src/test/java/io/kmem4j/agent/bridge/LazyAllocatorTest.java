@@ -56,8 +56,16 @@ class LazyAllocatorTest {
         };
     }
 
+    /** Why builds failed for good, as the agent's state would be told. */
+    private final List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     private LazyAllocator installed(final Function<SlabAllocatorConfig, SlabAllocator> factory) throws Exception {
-        final LazyAllocator lazy = new LazyAllocator(CONFIG, false, null, bridge, factory);
+        return installed(factory, LazyAllocator.WAIT_MILLIS);
+    }
+
+    private LazyAllocator installed(final Function<SlabAllocatorConfig, SlabAllocator> factory, final long waitMillis)
+        throws Exception {
+        final LazyAllocator lazy = new LazyAllocator(CONFIG, false, null, bridge, failures::add, factory, waitMillis);
         bridge.allocator.set(null, lazy);
         return lazy;
     }
@@ -156,6 +164,100 @@ class LazyAllocatorTest {
         assertThat(attempts.get()).as("builds tried").isEqualTo(1);
         assertThat(lazy.failure()).contains("no chunk for you");
         assertThat(bridge.allocator.get(null)).as("the bridge sends every later request to the JDK").isNull();
+        assertThat(failures).as("the agent's state is told once").containsExactly("no chunk for you");
+    }
+
+    @Test
+    void aBuildThatRanOutOfMemoryIsTriedAgainByALaterRequest() throws Exception {
+        final AtomicInteger attempts = new AtomicInteger();
+        final AtomicInteger builds = new AtomicInteger();
+        final LazyAllocator lazy = installed(config -> {
+            if (attempts.incrementAndGet() == 1) {
+                throw new OutOfMemoryError("unable to create native thread");
+            }
+            return counting(builds).apply(config);
+        });
+
+        assertThat(lazy.apply(64)).as("the JDK allocates this one").isNull();
+        assertThat(lazy.failure()).as("not off for good").isNull();
+        final ByteBuffer b = (ByteBuffer) lazy.apply(64);
+
+        assertThat(lazy.existing().owns(b)).isTrue();
+        assertThat(builds.get()).isEqualTo(1);
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void buildsThatKeepFailingWithAVirtualMachineErrorStopAfterTheLimit() throws Exception {
+        final AtomicInteger attempts = new AtomicInteger();
+        final LazyAllocator lazy = installed(config -> {
+            attempts.incrementAndGet();
+            throw new StackOverflowError("deep");
+        });
+
+        for (int i = 0; i < LazyAllocator.ATTEMPTS + 5; i++) {
+            assertThat(lazy.apply(64)).isNull();
+        }
+
+        assertThat(attempts.get()).isEqualTo(LazyAllocator.ATTEMPTS);
+        assertThat(lazy.failure()).isEqualTo("deep");
+        assertThat(failures).containsExactly("deep");
+        assertThat(bridge.allocator.get(null)).isNull();
+    }
+
+    @Test
+    void aThreadThatWaitsLongerThanTheLimitForABuildGetsTheJdk() throws Exception {
+        final CountDownLatch inBuild = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        final LazyAllocator lazy = installed(config -> {
+            inBuild.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS); // e.g. a lock the waiting thread holds
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return counting(new AtomicInteger()).apply(config);
+        }, 100);
+        final AtomicReference<Object> builderGot = new AtomicReference<>();
+        final Thread builder = new Thread(() -> builderGot.set(lazy.apply(64)));
+        builder.start();
+        assertThat(inBuild.await(10, TimeUnit.SECONDS)).isTrue();
+
+        final long start = System.nanoTime();
+        final Object waiterGot = lazy.apply(64);
+        final long waitedMillis = (System.nanoTime() - start) / 1_000_000;
+
+        release.countDown();
+        builder.join(10_000);
+        assertThat(waiterGot).as("the waiting thread's request: the JDK's").isNull();
+        assertThat(waitedMillis).as("it waited, then gave up").isGreaterThanOrEqualTo(90);
+        assertThat(lazy.existing().owns((ByteBuffer) builderGot.get())).isTrue();
+        assertThat(lazy.apply(64)).as("after the build: kmem4j's").isNotNull();
+    }
+
+    @Test
+    void stopWhileABuildRunsLeavesKmem4jOutOfTheBridgeWhenItEnds() throws Exception {
+        final CountDownLatch inBuild = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        final LazyAllocator lazy = installed(config -> {
+            inBuild.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return counting(new AtomicInteger()).apply(config);
+        });
+        final Thread builder = new Thread(() -> lazy.apply(64));
+        builder.start();
+        assertThat(inBuild.await(10, TimeUnit.SECONDS)).isTrue();
+
+        assertThat(lazy.stop()).isTrue();
+        release.countDown();
+        builder.join(10_000);
+
+        assertThat(lazy.existing()).as("the build finished").isNotNull();
+        assertThat(bridge.allocator.get(null)).as("but kmem4j stays out of the bridge").isNull();
     }
 
     @Test
@@ -182,7 +284,7 @@ class LazyAllocatorTest {
     }
 
     @Test
-    void theAgentsOwnThreadsNeverBuildTheAllocator() throws Exception {
+    void theAgentsOwnThreadsAllocationsNeverBuildTheAllocator() throws Exception {
         final AtomicInteger builds = new AtomicInteger();
         final LazyAllocator lazy = installed(counting(builds));
         final AtomicReference<Object> answer = new AtomicReference<>();

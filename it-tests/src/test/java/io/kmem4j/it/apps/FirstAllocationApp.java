@@ -7,7 +7,8 @@ import java.util.concurrent.CyclicBarrier;
 
 /**
  * Its first direct allocations are made by four threads at once (kmem4j builds its allocator at the
- * first one): prints {@code first-allocations: buffers=4 direct=4}.
+ * first one): prints {@code first-allocations: buffers=4 direct=4}, and, under the agent, what its reaper
+ * thread inherited ({@code reaper: group=... contextClassLoader=... priority=... daemon=...}).
  */
 public final class FirstAllocationApp {
     private FirstAllocationApp() {
@@ -20,6 +21,7 @@ public final class FirstAllocationApp {
         final List<Thread> ts = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             final Thread thread = new Thread(() -> {
+                Thread.currentThread().setContextClassLoader(new java.net.URLClassLoader(new java.net.URL[0]));
                 try {
                     start.await();
                     final ByteBuffer b = ByteBuffer.allocateDirect(100);
@@ -30,6 +32,7 @@ public final class FirstAllocationApp {
                     throw new IllegalStateException(e);
                 }
             });
+            thread.setPriority(Thread.MAX_PRIORITY);
             ts.add(thread);
             thread.start();
         }
@@ -38,5 +41,12 @@ public final class FirstAllocationApp {
         }
         System.out.println("first-allocations: buffers=" + buffers.size() + " direct="
                 + buffers.stream().filter(ByteBuffer::isDirect).count());
+        // kmem4j's reaper thread, started by the first allocation on one of the threads above, takes nothing of it
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("kmem4j-reaper")) {
+                System.out.println("reaper: group=" + t.getThreadGroup().getName() + " contextClassLoader="
+                        + t.getContextClassLoader() + " priority=" + t.getPriority() + " daemon=" + t.isDaemon());
+            }
+        }
     }
 }
