@@ -58,12 +58,12 @@ final class Reaper {
         // built by whichever thread builds the allocator (with the agent: the application's first direct
         // allocation, e.g. a request thread of a web container), so nothing of that thread is inherited: the
         // top thread group, no inheritable thread locals, no context class loader, normal priority
-        this.thread = new Thread(topGroup(), new Runnable() { // not this::loop: no lambda spun at start-up
+        this.thread = newThread(new Runnable() { // not this::loop: no lambda spun at start-up
             @Override
             public void run() {
                 loop();
             }
-        }, "kmem4j-reaper", 0, false);
+        });
         thread.setDaemon(true);
         thread.setPriority(Thread.NORM_PRIORITY);
         thread.setContextClassLoader(null);
@@ -71,6 +71,22 @@ final class Reaper {
 
     void start() {
         thread.start();
+    }
+
+    /**
+     * The reaper's thread, in the top thread group, without inheritable thread locals, and (on 17-23)
+     * without the creating thread's access-control context, which holds the class loaders of every
+     * class on its stack (a web application's, when its request thread built the allocator): the
+     * {@code doPrivileged} leaves only kmem4j's.
+     */
+    @SuppressWarnings("removal") // AccessController: still what decides a new thread's inherited context on 17-23
+    private static Thread newThread(final Runnable loop) {
+        return java.security.AccessController.doPrivileged(new java.security.PrivilegedAction<Thread>() {
+            @Override
+            public Thread run() {
+                return new Thread(topGroup(), loop, "kmem4j-reaper", 0, false);
+            }
+        });
     }
 
     /** The root of the thread groups (the "system" group); a virtual thread's own group is not a parent of it. */

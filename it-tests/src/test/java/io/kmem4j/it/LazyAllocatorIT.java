@@ -42,16 +42,19 @@ class LazyAllocatorIT {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.kmem4j.it.TestJdks#full")
-    void firstAllocationsFromSeveralThreadsAtOnceAreAllServed(Jdk jdk) {
+    void firstAllocationsFromSeveralThreadsAtOnceAreServed(Jdk jdk) {
         AppRun run = AppRun.run(jdk, "lazy-first-" + jdk.label(), List.of(AppRun.javaagent("summary=true")),
                 AppRun.classpath(AppRun.appClasses()), FirstAllocationApp.class.getName(), RUN_TIMEOUT);
 
         assertThat(run.exit()).as("exit code of %s\n%s", run, run.description()).isZero();
-        assertThat(run.requireLine("first-allocations: ")).isEqualTo("first-allocations: buffers=4 direct=4");
+        assertThat(run.requireLine("first-allocations: ")).isEqualTo("first-allocations: buffers=5 direct=5");
         assertThat(run.requireLine("reaper: ")).as("the reaper thread inherits nothing of the allocating thread")
                 .isEqualTo("reaper: group=system contextClassLoader=null priority=5 daemon=true");
         Map<String, String> summary = run.summaryCounters();
-        assertThat(summary).as("summary of %s", run).containsEntry("allocations", "4").containsEntry("fallbacks", "0");
+        // the racers wait for the build at most one second (then the JDK serves them): on a quiet machine all 4,
+        // on a very busy one at least the allocation made after the race
+        assertThat(Long.parseLong(summary.get("allocations"))).as("summary of %s", run).isBetween(1L, 5L);
+        assertThat(summary).as("summary of %s", run).containsEntry("fallbacks", "0");
         assertThat(run.stderrStartingWith(AppRun.AGENT_PREFIX)).as("kmem4j's lines, %s", run)
                 .noneMatch(l -> l.contains(" WARN ") || l.contains(" ERROR "));
     }

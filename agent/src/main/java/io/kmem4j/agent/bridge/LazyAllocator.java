@@ -21,14 +21,14 @@ import io.kmem4j.core.SlabAllocatorConfig;
  * and 40 classes at start-up); the first allocation pays it once, on its own thread. The beans'
  * registration (when the platform MBean server is created) builds it too ({@link #interceptor()}).
  *
- * <p>Threads: any. One build at a time, holding no lock while it runs (it retransforms a JDK class,
- * which runs other agents' transformers, loads classes and may log): a thread that asks meanwhile
- * waits for it at most {@link #WAIT_MILLIS} and then gets the JDK's allocation, so a build that
- * needs a lock the waiting thread holds cannot deadlock; the building thread's own allocations
- * during the build go to the JDK. A build that throws leaves interception off for good (one ERROR
- * line; the JVM-wide state, the bean and the summary say why), except for a
- * {@link VirtualMachineError} (no memory or stack at that moment), after which a later request
- * tries again, {@link #ATTEMPTS} times at most.
+ * <p>Threads: any. One build at a time, on a thread of its own ({@code kmem4j-init}), holding no
+ * lock while it runs (it retransforms a JDK class, which runs other agents' transformers, loads
+ * classes and may log): the threads that ask wait for it at most {@link #WAIT_MILLIS} and then get
+ * the JDK's allocation, so a build that needs a lock a waiting thread holds cannot deadlock, and once
+ * a wait has run out, later requests during that build do not wait at all. A build that throws leaves
+ * interception off for good (one ERROR line; the JVM-wide state, the bean and the summary say why),
+ * except for a {@link VirtualMachineError} (no memory or thread at that moment), after which a later
+ * request tries again, {@link #ATTEMPTS} times at most.
  */
 public final class LazyAllocator implements IntFunction<Object> {
     /** How long a thread waits for a build under way before the JDK allocates for it, ms. */
@@ -46,9 +46,10 @@ public final class LazyAllocator implements IntFunction<Object> {
     private volatile Interceptor interceptor;
     private volatile String failure;
     private volatile boolean stopped;
-    /** The building thread and the latch its waiters wait on, under this object's monitor (never held long). */
-    private Thread building;
+    /** The latch of the build under way (null: none), under this object's monitor (never held long). */
     private CountDownLatch built;
+    /** A wait for the build under way ran out: later requests during it do not wait again. */
+    private volatile boolean slow;
     private int attempts;
 
     /**
@@ -94,8 +95,8 @@ public final class LazyAllocator implements IntFunction<Object> {
     }
 
     /**
-     * @return the interceptor, building the allocator first if need be; {@code null} when that failed,
-     *         is under way on this thread, or did not end within {@link #WAIT_MILLIS}
+     * @return the interceptor, building the allocator first if need be; {@code null} when that failed
+     *         or did not end within {@link #WAIT_MILLIS}
      */
     public Interceptor interceptor() {
         final Interceptor i = interceptor;
@@ -162,31 +163,72 @@ public final class LazyAllocator implements IntFunction<Object> {
     }
 
     private Interceptor build() {
-        final Thread me = Thread.currentThread();
         final CountDownLatch wait;
         synchronized (this) {
             if (interceptor != null || failure != null || stopped) {
                 return interceptor;
             }
-            if (building == me) {
-                return null; // an allocation inside the build itself
+            if (built == null) {
+                final CountDownLatch latch = new CountDownLatch(1);
+                if (!startBuilder(latch)) {
+                    return null; // no thread could be made now (counted as an attempt): the JDK allocates
+                }
+                built = latch;
+                slow = false;
+            } else if (slow) {
+                return null; // the build under way is slow: the JDK allocates without waiting again
             }
-            if (building != null) {
-                wait = built;
-            } else {
-                building = me;
-                built = new CountDownLatch(1);
-                wait = null;
-            }
+            wait = built;
         }
-        if (wait != null) {
-            try {
-                wait.await(waitNanos, TimeUnit.NANOSECONDS);
-            } catch (final InterruptedException e) {
-                me.interrupt(); // keep the application's interrupt; the JDK allocates this one
+        try {
+            if (!wait.await(waitNanos, TimeUnit.NANOSECONDS)) {
+                slow = true;
             }
-            return interceptor;
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt(); // keep the application's interrupt; the JDK allocates this one
         }
+        return interceptor;
+    }
+
+    /**
+     * Starts the build on a thread of its own ({@code kmem4j-init}, an {@link AgentThread}): the asking
+     * thread's stack depth, locks and interrupt status play no part in it, and nothing of that thread is
+     * kept by what the build starts (on 17 a new thread inherits its creator's access-control context,
+     * which holds the class loaders of every class on its stack: the {@code doPrivileged} leaves only
+     * kmem4j's). Under this object's monitor.
+     *
+     * @return false when the thread could not be started (counted as an attempt)
+     */
+    @SuppressWarnings("removal") // AccessController: still what decides a new thread's inherited context on 17-23
+    private boolean startBuilder(final CountDownLatch latch) {
+        try {
+            final Thread builder = java.security.AccessController.doPrivileged(
+                new java.security.PrivilegedAction<Thread>() {
+                    @Override
+                    public Thread run() {
+                        final Thread t = new AgentThread("kmem4j-init", new Runnable() {
+                            @Override
+                            public void run() {
+                                runBuild(latch);
+                            }
+                        });
+                        t.setContextClassLoader(null);
+                        return t;
+                    }
+                });
+            builder.start();
+            return true;
+        } catch (final Throwable t) {
+            if (++attempts >= ATTEMPTS) {
+                failure = t.getMessage() != null ? t.getMessage() : t.toString();
+                off(failure);
+            }
+            return false;
+        }
+    }
+
+    /** On the builder thread: builds, publishes the result (or the failure), wakes the waiters. */
+    private void runBuild(final CountDownLatch latch) {
         Interceptor result = null;
         Throwable error = null;
         try {
@@ -194,11 +236,9 @@ public final class LazyAllocator implements IntFunction<Object> {
         } catch (final Throwable t) {
             error = t;
         }
-        final CountDownLatch done;
         final String failed;
         synchronized (this) {
-            building = null;
-            done = built;
+            built = null;
             if (result != null) {
                 interceptor = result;
             } else if (!(error instanceof VirtualMachineError) || ++attempts >= ATTEMPTS) {
@@ -213,9 +253,8 @@ public final class LazyAllocator implements IntFunction<Object> {
                 off(failed);
             }
         } finally {
-            done.countDown();
+            latch.countDown();
         }
-        return result;
     }
 
     /** The bridge calls the interceptor from now on, unless kmem4j was stopped meanwhile. */

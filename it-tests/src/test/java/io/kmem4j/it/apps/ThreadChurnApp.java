@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       thread and ends. The holder verifies each buffer and releases them {@value #HOLDER_BATCH} at a
  *       time, after their owners are gone. After {@link #CHECKPOINTS} threads the allocator bean (if
  *       registered) is read twice: at once ({@code raw}), and once the caches of the ended threads
- *       have been adopted ({@code adopted}: {@code ThreadCaches} back to the holder's one).</li>
+ *       have been adopted and the reserved bytes have held still for three reaps ({@code adopted}:
+ *       {@code ThreadCaches} back to the holder's one, empty chunks given back).</li>
  *   <li>(b) {@value #TASKS} {@code ForkJoinPool.commonPool()} tasks each allocate a
  *       {@value #TASK_SIZE}-byte buffer, check it is zero-filled, write, verify and release it.</li>
  * </ol>
@@ -136,6 +137,15 @@ public final class ThreadChurnApp {
         do {
             adopted = BeanReads.freshAllocator(FIGURES);
         } while (adopted.get("ThreadCaches") > 1 && System.nanoTime() - start < 10_000_000_000L);
+        // then the allocator's own decay (empty chunks go back after a few reap intervals of idleness, the
+        // time-based decay): the figure is taken once BytesReserved held still for three reaps
+        long settled = adopted.get("BytesReserved");
+        for (int same = 0; same < 3 && System.nanoTime() - start < 30_000_000_000L; ) {
+            Thread.sleep(1100);
+            adopted = BeanReads.freshAllocator(FIGURES);
+            same = adopted.get("BytesReserved") == settled ? same + 1 : 0;
+            settled = adopted.get("BytesReserved");
+        }
         Map<String, Long> cache = BeanReads.caches("Slabs", "PartialSlabs", "PagesPerSlab").get("kmem4j-" + SIZE);
         System.out.println("churn: threads=" + threads + " releasedByHolder=" + releasedByHolder + " raw "
                 + BeanReads.format(raw) + " adopted " + BeanReads.format(adopted) + " liveObjectBytes="
