@@ -69,23 +69,29 @@ final class BufferFactory {
             Zeroing.zero(address, capacity);
         }
         if (tracked) {
-            // owned lifecycle: the cleaner is kept out of the JDK's list, in the object's slab slot
+            // owned lifecycle: the cleaner is kept out of the JDK's list, by the object's slot in its slab
             final Slab s = OwnedLifecycle.enabled() ? tc.slabOf(address, pages) : null;
-            final Object[] slots = s == null ? null : s.cleaners;
-            final int slot = slots == null ? -1 : s.indexOf(address);
-            final Release hook = hook(tc, address, capacity, slots == null ? null : s, slot);
-            try {
-                if (slots == null) {
+            if (s == null || !s.keepsCleaners()) {
+                final Release hook = hook(tc, address, capacity);
+                try {
                     return constructor.newBuffer(capacity, address, hook); // the JDK registers its cleaner
+                } catch (final Throwable t) {
+                    hook.cancel();
+                    throw t;
                 }
+            }
+            final int index = s.indexOf(address);
+            final SlotRelease slot = s.hook(index, allocator);
+            final SiteSampler.Site site = sampled(tc, capacity);
+            try {
                 final ByteBuffer b = constructor.newBuffer(capacity, address, null);
-                slots[slot] = JdkCleaners.build(b, hook);
+                s.arm(index, JdkCleaners.build(b, site == null ? slot : new SlotRelease.Sampled(slot, site, capacity)), capacity);
                 return b;
             } catch (final Throwable t) {
-                hook.cancel();
-                if (slots != null) {
-                    slots[slot] = null; // an unreachable cleaner is never run: the block goes back unreleased
+                if (site != null) {
+                    site.cancelled(capacity);
                 }
+                s.cleaners[index] = null; // an unreachable cleaner is never run: the block goes back unreleased
                 throw t;
             }
         }
@@ -115,19 +121,26 @@ final class BufferFactory {
         }
     }
 
-    /** The release hook of a tracked buffer; a sampled one also carries its allocation site. */
-    private Release hook(final ThreadCache tc, final long address, final int capacity, final Slab slab,
-                         final int slot) {
-        if (sampler != null && --tc.sampleCountdown <= 0) {
-            tc.sampleCountdown = sampler.rate;
-            final SiteSampler.Site site = sampler.record(capacity);
+    /** The release hook of a tracked buffer in the JDK's list; a sampled one also carries its allocation site. */
+    private Release hook(final ThreadCache tc, final long address, final int capacity) {
+        final SiteSampler.Site site = sampled(tc, capacity);
+        if (site != null) {
             try {
-                return new Release.Sampled(allocator, address, capacity, slab, slot, site);
+                return new Release.Sampled(allocator, address, capacity, site);
             } catch (final Throwable t) {
                 site.cancelled(capacity);
                 throw t;
             }
         }
-        return new Release(allocator, address, capacity, slab, slot);
+        return new Release(allocator, address, capacity);
+    }
+
+    /** @return the site this tracked allocation is recorded at when sampling picks it, else {@code null} */
+    private SiteSampler.Site sampled(final ThreadCache tc, final int capacity) {
+        if (sampler != null && --tc.sampleCountdown <= 0) {
+            tc.sampleCountdown = sampler.rate;
+            return sampler.record(capacity);
+        }
+        return null;
     }
 }

@@ -29,8 +29,10 @@ import org.agrona.UnsafeApi;
  * Such a cleaner is the JDK's own type, so {@code cleaner()}, {@code Unsafe.invokeCleaner},
  * {@code cleaner().clean()} and GC treat it as any other; the agent rewrites the JDK cleaner's
  * {@code clean()} (method body only) so that a cleaner carrying the mark runs its thunk without the
- * list: {@code if (prev == MARK) { thunk.run(); return; }} (17-25), {@code if (node == MARK) {
- * clear(); action.run(); return; }} (26+). The thunk ({@link Release}) is exactly-once by itself.
+ * list and passes itself to its thunk: {@code if (prev == MARK) { thunk.accept(this); return; }}
+ * (17-25), {@code if (node == MARK) { clear(); action.accept(this); return; }} (26+), for a thunk
+ * that is a {@code Consumer} ({@code run()} for one that is not). The thunk ({@link SlotRelease},
+ * one per slab slot) is exactly-once by itself: the cleaner it is given must be the slot's.
  * On 17-25 an unrewritten {@code clean()} still works on such a cleaner (its {@code remove()} finds
  * it in no list and lets it run once, under the JDK's monitor); on 26+ it would not, which is why
  * the owned lifecycle is only ever switched on after the rewrite is in place.
@@ -134,19 +136,31 @@ final class JdkCleaners {
     // and LambdaForms (ASM, in the interpreter) at first use, which every JVM started with the agent paid.
 
     /** The mark's thunk. */
-    private static final class Nothing implements Runnable {
+    private static final class Nothing implements Runnable, java.util.function.Consumer<Object> {
         @Override
         public void run() {
         }
+
+        @Override
+        public void accept(final Object cleaner) {
+        }
     }
 
-    /** The self-test's thunk: counts its runs. */
-    private static final class Counting implements Runnable {
+    /** The self-test's thunk: counts the runs it was given its own cleaner for. */
+    private static final class Counting implements Runnable, java.util.function.Consumer<Object> {
+        Object cleaner;
         int runs;
 
         @Override
         public void run() {
-            runs++;
+            // the rewritten clean() passes the cleaner (accept): a run() is not counted
+        }
+
+        @Override
+        public void accept(final Object c) {
+            if (c == cleaner) {
+                runs++;
+            }
         }
     }
 
@@ -211,7 +225,7 @@ final class JdkCleaners {
 
     /**
      * Checks that the JDK cleaner's {@code clean()} was rewritten: a marked cleaner of a throw-away
-     * referent is cleaned twice; its thunk must run once and the JDK's list code must not have run
+     * referent is cleaned twice; its thunk must be passed that cleaner each time and the JDK's list code must not have run
      * (17-25: {@code next} untouched; 26+: the mark's node unchanged, the reference cleared). On 26+
      * an unrewritten {@code clean()} would treat the mark as a list node, so call this only after a
      * retransformation that reported success.
@@ -225,6 +239,7 @@ final class JdkCleaners {
         final Counting runs = new Counting();
         final Object referent = new Object();
         final Object cleaner = newMarked(referent, runs);
+        runs.cleaner = cleaner;
         try {
             CLEAN.invokeExact(cleaner);
             if (REFERENCE_HANDLER_CLEANS && NEXT_FIELD.get(cleaner) != null) {

@@ -26,9 +26,13 @@ final class Slab implements Comparable<Slab> {
      * With the owned lifecycle ({@link OwnedLifecycle}): per object, the JDK cleaner of the tracked
      * buffer over it while it is handed out, which this slot keeps reachable (the JDK's list does not);
      * {@code null} otherwise. Written by the thread that hands the object out, cleared by the one
-     * release that wins ({@link Release}); no lock (the slot belongs to whoever holds the object).
+     * release that wins (one CAS: {@link SlotRelease}); no lock (the slot belongs to whoever holds the object).
      */
     final Object[] cleaners;
+    /** With the owned lifecycle: per object, the capacity of the tracked buffer over it, bytes. */
+    final int[] capacities;
+    /** With the owned lifecycle: per object, its release hook, made on its first tracked hand-out ({@link #hook}). */
+    private final SlotRelease[] hooks;
     /**
      * Objects from this index on have never been handed out, so they hold whatever the chunk's memory
      * held, never an application's data; with zero-on-free they are zeroed the first time they are
@@ -51,10 +55,46 @@ final class Slab implements Comparable<Slab> {
         this.free = new long[(objects + 63) >>> 6];
         this.indexMagic = cache.indexMagic;
         this.zeroVirgins = cache.zeroOnFree;
-        this.cleaners = OwnedLifecycle.enabled() ? new Object[objects] : null;
+        final boolean owned = OwnedLifecycle.enabled();
+        this.cleaners = owned ? new Object[objects] : null;
+        this.capacities = owned ? new int[objects] : null;
+        this.hooks = owned ? new SlotRelease[objects] : null;
         for (int i = 0; i < objects; i++) {
             free[i >>> 6] |= 1L << i;
         }
+    }
+
+    /** @return true when this slab keeps its objects' cleaners (built in the owned lifecycle) */
+    boolean keepsCleaners() {
+        return hooks != null;
+    }
+
+    /**
+     * The release hook of object {@code index}, made on first use; only the thread holding the object
+     * calls this (with the owned lifecycle: {@link #keepsCleaners()}).
+     */
+    SlotRelease hook(final int index, final SlabAllocator allocator) {
+        SlotRelease h = hooks[index];
+        if (h == null) {
+            h = new SlotRelease(allocator, this, index);
+            hooks[index] = h;
+        }
+        return h;
+    }
+
+    /**
+     * The tracked buffer built over object {@code index} has cleaner {@code c} and {@code capacity}
+     * bytes: its slot keeps {@code c} reachable until the one release for {@code c} ({@link SlotRelease}).
+     * Called by the thread holding the object, before the buffer is published.
+     */
+    void arm(final int index, final Object c, final int capacity) {
+        capacities[index] = capacity;
+        cleaners[index] = c;
+    }
+
+    /** @return the cleaner object {@code index}'s slot keeps now, or {@code null} (tests, diagnostics) */
+    Object cleanerAt(final int index) {
+        return cleaners == null ? null : cleaners[index];
     }
 
     long counters() {

@@ -24,7 +24,8 @@
  *   RemoteFrees      delivery to inboxes, orphans, absorbing on the owner's slow path
  *   SharedTier       allocation for virtual threads (no private cache)
  *   BufferFactory    zeroing, the JDK's constructor, failure atomicity, sampling, leak registration
- *   Release          a tracked buffer's cleaner thunk
+ *   SlotRelease      a slab slot's cleaner thunk (owned lifecycle): exactly once by one CAS of the slot's cleaner
+ *   Release          a tracked buffer's cleaner thunk when its cleaner is in the JDK's list
  *   ExplicitBuffers  identity and exactly-once release of the explicit (no-cleaner) flavour
  *   Reaper           ended threads, idle threads' caches (revoked), idle decay, trim,
  *                    relief under budget pressure                               Linux cache_reap

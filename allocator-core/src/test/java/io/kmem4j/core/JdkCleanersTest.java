@@ -6,6 +6,7 @@ import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -43,12 +44,53 @@ class JdkCleanersTest {
             assertThat(JdkCleaners.isMarked(cleaner)).isTrue();
             final long address = TestSupport.address(b);
             final Slab s = a.pages.slabOf(address);
-            assertThat(s.cleaners[s.indexOf(address)]).as("the slab's slot").isSameAs(cleaner);
+            assertThat(s.cleanerAt(s.indexOf(address))).as("the slab's slot").isSameAs(cleaner);
             TestSupport.invokeCleaner(b);
-            assertThat(s.cleaners[s.indexOf(address)]).as("the slot after the release").isNull();
+            assertThat(s.cleanerAt(s.indexOf(address))).as("the slot after the release").isNull();
             TestSupport.invokeCleaner(b);
             assertThat(a.stats().frees()).as("a second release frees nothing").isEqualTo(1);
         }
+    }
+
+    /**
+     * What the agent's rewritten {@code clean()} does with a marked cleaner: it passes itself to its
+     * thunk, the hook of the buffer's slab slot, which releases once for the cleaner armed last and
+     * nothing for a stale one (a cleaner whose slot was released and handed out again since).
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void theSlotsHookReleasesOnceForTheCleanerArmedLastAndNothingForAStaleOne() throws Exception {
+        Assumptions.assumeTrue(OwnedLifecycle.enabled(), "owned lifecycle off (surefire execution owned-lifecycle)");
+        try (SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.defaults())) {
+            final ByteBuffer b = a.allocate(300);
+            final Object c = JdkInternals.cleaner(b);
+            final long address = TestSupport.address(b);
+            final Slab s = a.pages.slabOf(address);
+            final Consumer<Object> hook = (Consumer<Object>) thunkOf(c);
+            assertThat(hook).as("the thunk is the slot's hook").isSameAs(s.hook(s.indexOf(address), a));
+            hook.accept(c);
+            assertThat(a.stats().frees()).isEqualTo(1);
+            final ByteBuffer b2 = a.allocate(280);
+            assertThat(TestSupport.address(b2)).as("precondition: the block was handed out again").isEqualTo(address);
+            final Object c2 = JdkInternals.cleaner(b2);
+            assertThat(thunkOf(c2)).as("one hook per slot, not per buffer").isSameAs(hook);
+            hook.accept(c); // stale
+            assertThat(a.stats().frees()).as("a stale cleaner frees nothing").isEqualTo(1);
+            assertThat(s.cleanerAt(s.indexOf(address))).isSameAs(c2);
+            assertThat(a.stats().bytesInUse()).isEqualTo(280);
+            hook.accept(c2);
+            hook.accept(c2);
+            assertThat(a.stats().frees()).as("once per cleaner").isEqualTo(2);
+            assertThat(a.stats().bytesInUse()).as("the capacity of the buffer over the slot then").isZero();
+            assertThat(s.cleanerAt(s.indexOf(address))).isNull();
+        }
+    }
+
+    /** @return the thunk of a JDK 17-25 cleaner. */
+    private static Object thunkOf(final Object cleaner) throws ReflectiveOperationException {
+        final Field thunk = Class.forName("jdk.internal.ref.Cleaner").getDeclaredField("thunk");
+        thunk.setAccessible(true);
+        return thunk.get(cleaner);
     }
 
     /** @return every cleaner in jdk.internal.ref.Cleaner's list. */

@@ -296,10 +296,10 @@ abstract class Flavour implements AutoCloseable {
                 .max(Comparator.comparingLong(CacheStats::allocations)).orElse(null);
             return String.format(Locale.ROOT,
                 "magazineHitRate=%.5f addressOrderScore=%.3f cache=%s allocations=%d fallbacks=%d"
-                    + " remoteFreesSent=%d doubleFrees=%d liveBuffers=%d chunks=%d zeroOnFree=%b",
+                    + " remoteFreesSent=%d doubleFrees=%d liveBuffers=%d chunks=%d zeroOnFree=%b ownedLifecycle=%b",
                 s.magazineHitRate(), c == null ? 0.0 : c.addressOrderScore(), c == null ? "-" : c.name(),
                 s.allocations(), s.fallbacks(), s.remoteFreesSent(), s.doubleFrees(), s.liveBuffers(), s.chunks(),
-                allocator.config().zeroOnFree());
+                allocator.config().zeroOnFree(), OwnedLifecycle.enabled());
         }
 
         @Override
@@ -316,11 +316,13 @@ abstract class Flavour implements AutoCloseable {
 
         /**
          * The fork runs with the agent (Report adds {@code -javaagent}), which rewrote the JDK cleaner's
-         * {@code clean()} for its mark: this copy of the allocator builds its cleaners with that mark,
+         * {@code clean()} for its mark when it built its allocator (at the first direct allocation, made here): this copy of the allocator builds its cleaners with that mark,
          * outside the JDK's list, as the agent's own do ({@code OwnedLifecycle}).
          */
         private static boolean adoptOwnedLifecycle(final boolean zeroOnFree) {
             try {
+                // the agent builds its allocator, and with it the rewrite and the mark, at the first direct allocation
+                ByteBuffer.allocateDirect(1);
                 final Object mark = Class.forName("java.nio.Kmem4jBridge", false, null).getField("cleanerMark").get(null);
                 if (mark != null && !OwnedLifecycle.enabled()) {
                     OwnedLifecycle.enable(mark);

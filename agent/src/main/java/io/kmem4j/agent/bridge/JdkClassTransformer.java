@@ -33,12 +33,14 @@ import net.bytebuddy.jar.asm.Type;
  *       mark (a cleaner outside the JDK's list: the owned lifecycle, {@code io.kmem4j.core.OwnedLifecycle})
  *       without the list:
  *       <pre>
- *   17-25, jdk.internal.ref.Cleaner:        if (mark != null &amp;&amp; prev == mark) { thunk.run(); return; }
- *   26+, java.nio.BufferCleaner$PhantomCleaner: if (mark != null &amp;&amp; node == mark) { clear(); action.run(); return; }
- *   ... the JDK's body</pre>
+ *   17-25, jdk.internal.ref.Cleaner:        if (mark != null &amp;&amp; prev == mark) { release(thunk); return; }
+ *   26+, java.nio.BufferCleaner$PhantomCleaner: if (mark != null &amp;&amp; node == mark) { clear(); release(action); return; }
+ *   ... the JDK's body
+ *   release(t) = t instanceof Consumer ? ((Consumer) t).accept(this) : t.run()</pre>
  *       with {@code mark = Kmem4jBridge.cleanerMark}; every other cleaner runs the JDK's body (two
- *       field loads and a compare more). The thunk, kmem4j's release hook, runs at most once by
- *       itself and never throws.</li>
+ *       field loads and a compare more). The thunk, kmem4j's release hook of the buffer's slab slot,
+ *       is given the cleaner so that it can tell the buffer over the slot now from a stale one; it
+ *       releases at most once by itself and never throws.</li>
  * </ul>
  *
  * <p>A JDK whose class files are newer than the bundled ASM reads (version 71, JDK 27) is refused
@@ -138,8 +140,19 @@ public final class JdkClassTransformer implements ClassFileTransformer {
                 mv.visitVarInsn(Opcodes.ALOAD, 0);
                 mv.visitMethodInsn(Opcodes.INVOKEVIRTUAL, "java/lang/ref/Reference", "clear", "()V", false);
             }
+            // thunk instanceof Consumer ? ((Consumer) thunk).accept(this) : thunk.run()
+            final Label run = new Label();
             mv.visitVarInsn(Opcodes.ALOAD, 0);
             mv.visitFieldInsn(Opcodes.GETFIELD, owner, list26 ? "action" : "thunk", "Ljava/lang/Runnable;");
+            mv.visitInsn(Opcodes.DUP);
+            mv.visitTypeInsn(Opcodes.INSTANCEOF, "java/util/function/Consumer");
+            mv.visitJumpInsn(Opcodes.IFEQ, run);
+            mv.visitTypeInsn(Opcodes.CHECKCAST, "java/util/function/Consumer");
+            mv.visitVarInsn(Opcodes.ALOAD, 0);
+            mv.visitMethodInsn(Opcodes.INVOKEINTERFACE, "java/util/function/Consumer", "accept", "(Ljava/lang/Object;)V", true);
+            mv.visitInsn(Opcodes.RETURN);
+            mv.visitLabel(run);
+            mv.visitFrame(Opcodes.F_NEW, 1, new Object[] {owner}, 1, new Object[] {"java/lang/Runnable"});
             mv.visitMethodInsn(Opcodes.INVOKEINTERFACE, "java/lang/Runnable", "run", "()V", true);
             mv.visitInsn(Opcodes.RETURN);
             }
