@@ -6,6 +6,7 @@ import java.util.Map;
 
 import io.kmem4j.it.apps.FirstAllocationApp;
 import io.kmem4j.it.apps.HelloApp;
+import io.kmem4j.it.apps.LargeBuffersApp;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -15,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The agent builds its allocator at the first direct allocation, not in premain: a program that
  * allocates none loads none of the allocator's classes and starts no thread of kmem4j's, and one
  * whose first allocations come from several threads at once has every one of them served by kmem4j,
- * and the thread kmem4j starts then inherits nothing of the application thread that started it.
+ * and the thread kmem4j starts then inherits nothing of the application thread that started it. A
+ * program whose buffers are all larger than the largest size class gets no allocator either.
  */
 class LazyAllocatorIT {
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(60);
@@ -55,6 +57,22 @@ class LazyAllocatorIT {
         // on a very busy one at least the allocation made after the race
         assertThat(Long.parseLong(summary.get("allocations"))).as("summary of %s", run).isBetween(1L, 5L);
         assertThat(summary).as("summary of %s", run).containsEntry("fallbacks", "0");
+        assertThat(run.stderrStartingWith(AppRun.AGENT_PREFIX)).as("kmem4j's lines, %s", run)
+                .noneMatch(l -> l.contains(" WARN ") || l.contains(" ERROR "));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
+    void aProgramThatAllocatesOnlyBuffersAboveTheLargestSizeClassGetsNoAllocator(Jdk jdk) {
+        AppRun run = AppRun.run(jdk, "lazy-large-" + jdk.label(),
+                List.of(AppRun.javaagent("summary=true"), "-Xlog:class+load=info:stdout"),
+                AppRun.classpath(AppRun.appClasses()), LargeBuffersApp.class.getName(), RUN_TIMEOUT);
+
+        assertThat(run.exit()).as("exit code of %s\n%s", run, run.description()).isZero();
+        assertThat(run.requireLine("large: ")).isEqualTo("large: buffers=10 direct=10 bytes=10485760");
+        assertThat(run.stdout()).as("classes loaded (-Xlog:class+load), %s", run)
+                .noneMatch(l -> BUILT_ONLY.stream().anyMatch(l::contains));
+        assertThat(run.summaryAllocations()).isZero();
         assertThat(run.stderrStartingWith(AppRun.AGENT_PREFIX)).as("kmem4j's lines, %s", run)
                 .noneMatch(l -> l.contains(" WARN ") || l.contains(" ERROR "));
     }

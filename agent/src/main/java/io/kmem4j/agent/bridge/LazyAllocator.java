@@ -43,6 +43,9 @@ public final class LazyAllocator implements IntFunction<Object> {
     private final Consumer<String> onFailure;
     private final Function<SlabAllocatorConfig, SlabAllocator> factory;
     private final long waitNanos;
+    /** The capacities the slabs serve, bytes: a request outside them does not build the allocator. */
+    private final int minCapacity;
+    private final int maxCapacity;
     private volatile Interceptor interceptor;
     private volatile String failure;
     private volatile boolean stopped;
@@ -75,16 +78,23 @@ public final class LazyAllocator implements IntFunction<Object> {
         this.onFailure = onFailure;
         this.factory = factory;
         this.waitNanos = TimeUnit.MILLISECONDS.toNanos(waitMillis);
+        this.minCapacity = config.minCapacityBytes();
+        this.maxCapacity = SlabAllocator.maxCapacity(config);
     }
 
     /**
      * The bridge's delegate until the allocator exists: builds it and serves the request as the
-     * {@link Interceptor} would; {@code null} lets the JDK allocate. Never throws.
+     * {@link Interceptor} would; {@code null} lets the JDK allocate. A request of a size the slabs do
+     * not serve goes to the JDK without a build (a program that only allocates large buffers pays
+     * nothing; such requests are not counted as fallbacks until the allocator exists). Never throws.
      */
     @Override
     public Object apply(final int capacity) {
         if (Thread.currentThread() instanceof AgentThread) {
             return AgentBuffers.allocate(capacity); // the agent's own threads never need the slabs
+        }
+        if ((capacity < minCapacity || capacity > maxCapacity) && interceptor == null) {
+            return null; // the slabs would not serve it: the JDK allocates, nothing is built
         }
         try {
             final Interceptor i = interceptor();

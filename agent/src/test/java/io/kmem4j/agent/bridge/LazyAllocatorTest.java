@@ -321,4 +321,26 @@ class LazyAllocatorTest {
         assertThat(answer.get()).as("a buffer outside the budget (AgentBuffers), not a slab buffer")
             .isInstanceOf(ByteBuffer.class);
     }
+
+    @Test
+    void requestsOfSizesTheSlabsDoNotServeBuildNothingUntilAServedOneArrives() throws Exception {
+        final AtomicInteger builds = new AtomicInteger();
+        final LazyAllocator lazy = installed(counting(builds));
+        final int max = SlabAllocator.maxCapacity(CONFIG);
+
+        assertThat(lazy.apply(max + 1)).as("above the largest size class: the JDK's").isNull();
+        assertThat(lazy.apply(Integer.MAX_VALUE)).isNull();
+        if (CONFIG.minCapacityBytes() > 0) {
+            assertThat(lazy.apply(CONFIG.minCapacityBytes() - 1)).as("below the smallest served capacity").isNull();
+        }
+        assertThat(builds.get()).as("no build for sizes the slabs do not serve").isZero();
+        assertThat(lazy.existing()).isNull();
+        assertThat(bridge.allocator.get(null)).as("still waiting for a served size").isSameAs(lazy);
+
+        final ByteBuffer b = (ByteBuffer) lazy.apply(max);
+        assertThat(lazy.existing().owns(b)).as("the largest size class is served, and builds").isTrue();
+        assertThat(builds.get()).isEqualTo(1);
+        assertThat(lazy.apply(max + 1)).as("after the build as before: the JDK's").isNull();
+        assertThat(lazy.existing().stats().fallbacks()).as("counted once the allocator exists").isEqualTo(1);
+    }
 }
