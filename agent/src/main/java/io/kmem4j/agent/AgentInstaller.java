@@ -116,11 +116,20 @@ public final class AgentInstaller {
      * The JVM-wide record of a load that is not serving, read by any later load (another copy of the agent
      * has its own classes, so it must be a system property). Not a {@code kmem4j.*} name: those are settings.
      */
-    static final String STATE_PROPERTY = "io.kmem4j.agent.state";
+    public static final String STATE_PROPERTY = "io.kmem4j.agent.state";
+    /**
+     * Set when a load serves ({@code "<version> (premain|attached)"}): read by {@code attach} from the
+     * target's system properties, so that attaching to a JVM that already runs kmem4j loads nothing.
+     */
+    public static final String SERVING_PROPERTY = "io.kmem4j.agent.serving";
 
     private static void markState(final String state) {
+        setProperty(STATE_PROPERTY, state);
+    }
+
+    private static void setProperty(final String key, final String value) {
         try {
-            System.setProperty(STATE_PROPERTY, state);
+            System.setProperty(key, value);
         } catch (final Throwable ignored) {
             // a security manager may refuse: then a later load decides by itself
         }
@@ -299,6 +308,7 @@ public final class AgentInstaller {
             routed ? "" : ", allocator built at the first allocation",
             config.pools.isEmpty() ? "" : " and " + config.pools.size() + " buffer pool(s)",
             config.summary ? "; summary at exit" : "");
+        setProperty(SERVING_PROPERTY, AgentVersion.get() + (dynamic ? " (attached)" : " (premain)"));
     }
 
     private static void openJavaBase(final Instrumentation inst) {

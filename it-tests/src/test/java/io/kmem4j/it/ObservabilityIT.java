@@ -276,7 +276,7 @@ class ObservabilityIT {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.kmem4j.it.TestJdks#full")
-    void attachToAJvmThatAlreadyRunsTheAgentChangesNothing(Jdk jdk) {
+    void attachToAJvmThatAlreadyRunsTheAgentChangesNothing(Jdk jdk) throws Exception {
         try (ForkedJvm jvm = startEchoWithAgent(jdk, "obs-attach-");
              JmxClient jmx = JmxClient.attach(jvm.pid(), jvm + " on " + jdk, ATTACH_TIMEOUT)) {
             jmx.awaitRegistered(ALLOCATOR, MBEAN_TIMEOUT);
@@ -287,8 +287,20 @@ class ObservabilityIT {
             AgentCli attach = AgentCli.run(jdk, "attach-again", "attach", String.valueOf(jvm.pid()));
 
             assertThat(attach.exit()).as(attach.description()).isZero();
-            assertThat(attach.stdout()).as(attach.description()).anySatisfy(l ->
-                    assertThat(l).startsWith("kmem4j: attached to pid " + jvm.pid()));
+            assertThat(attach.stdout()).as("the command says the target already runs kmem4j, not 'attached'\n%s",
+                    attach.description()).anySatisfy(l -> assertThat(l)
+                    .startsWith("kmem4j: pid " + jvm.pid() + " already runs kmem4j ")
+                    .contains(" (premain); nothing loaded; allocations="));
+            assertThat(attach.stdout()).as(attach.description()).noneMatch(l -> l.startsWith("kmem4j: attached"));
+            assertThat(jvm.stderrLines()).as("nothing was loaded, so the agent logged nothing about it\n%s", jvm.describe())
+                    .noneMatch(l -> l.contains("changes nothing"));
+            // a load by other means (the Attach API directly, jcmd JVMTI.agent_load) is refused by the agent itself
+            com.sun.tools.attach.VirtualMachine vm = com.sun.tools.attach.VirtualMachine.attach(String.valueOf(jvm.pid()));
+            try {
+                vm.loadAgent(Artifacts.agentJar().toString(), "");
+            } finally {
+                vm.detach();
+            }
             jvm.awaitLine(ForkedJvm.Channel.STDERR, "the agent's 'changes nothing' line",
                     l -> l.equals("[kmem4j] INFO kmem4j is already serving ByteBuffer.allocateDirect in this JVM;"
                             + " this attach changes nothing"), Duration.ofSeconds(10));

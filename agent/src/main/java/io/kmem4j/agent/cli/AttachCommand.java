@@ -18,7 +18,9 @@ import picocli.CommandLine.Parameters;
  * confirms over the target's local JMX connector that {@code kmem4j:type=Allocator} is there and
  * serving. Loaded classes are retransformed; buffers allocated before the attach stay the JDK's. When
  * the target answers that interception is off ({@code Enabled=false}, e.g. its JDK does not match)
- * the command prints the target's {@code DisabledReason} at once and exits 1.
+ * the command prints the target's {@code DisabledReason} at once and exits 1. A target that already
+ * runs kmem4j (its system property {@code io.kmem4j.agent.serving}) gets nothing loaded: the command
+ * says so, with its counters, and exits 0.
  */
 @Command(name = "attach", mixinStandardHelpOptions = true,
     description = {"Load kmem4j into a running JVM (Attach API).",
@@ -47,8 +49,13 @@ final class AttachCommand implements Callable<Integer> {
             return 1;
         }
         try {
+            final java.util.Properties target = vm.getSystemProperties();
+            final String serving = target.getProperty(io.kmem4j.agent.AgentInstaller.SERVING_PROPERTY);
+            final boolean running = serving != null && target.getProperty(io.kmem4j.agent.AgentInstaller.STATE_PROPERTY) == null;
             try {
-                vm.loadAgent(jar, options);
+                if (!running) {
+                    vm.loadAgent(jar, options);
+                }
             } catch (final com.sun.tools.attach.AgentLoadException | com.sun.tools.attach.AgentInitializationException
                            | java.io.IOException e) {
                 // one line, no stack trace: the target refused (e.g. -XX:-EnableDynamicAgentLoading) or failed
@@ -75,8 +82,15 @@ final class AttachCommand implements Callable<Integer> {
                         + " JDK's allocator: " + off);
                     return 1;
                 }
-                System.out.println("kmem4j: attached to pid " + pid + "; allocations=" + server.getAttribute(name, "Allocations")
-                    + " fallbacks=" + server.getAttribute(name, "Fallbacks") + " (watch kmem4j:type=Allocator in jconsole)");
+                final String counters = "allocations=" + server.getAttribute(name, "Allocations")
+                    + " fallbacks=" + server.getAttribute(name, "Fallbacks") + " (watch kmem4j:type=Allocator in jconsole)";
+                if (running) {
+                    System.out.println("kmem4j: pid " + pid + " already runs kmem4j " + serving + "; nothing loaded"
+                        + (options == null || options.isEmpty() ? "" : " (options not applied: " + options + ")") + "; "
+                        + counters);
+                } else {
+                    System.out.println("kmem4j: attached to pid " + pid + "; " + counters);
+                }
             }
             return 0;
         } finally {
