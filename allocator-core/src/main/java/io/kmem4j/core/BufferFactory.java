@@ -5,8 +5,9 @@ import java.nio.ByteBuffer;
 /**
  * Turns a block into a buffer: zeroes it (unless frees zero), builds the root
  * {@code DirectByteBuffer} over it with the JDK's mapped-buffer constructor ({@link JdkInternals})
- * — a tracked buffer with its {@link Release} hook as the JDK cleaner's thunk (with the owned
- * lifecycle, a cleaner outside the JDK's list kept in the object's slab slot: {@link JdkCleaners}),
+ * — a tracked buffer with a JDK cleaner (with the owned lifecycle, a cleaner outside the JDK's list
+ * kept in the object's slab slot, whose thunk is the slot's {@link SlotRelease}: {@link JdkCleaners};
+ * else a cleaner in the JDK's list with a {@link Release} hook),
  * an explicit one with no cleaner — and registers it with leak detection and site sampling when
  * those are on.
  *
@@ -91,7 +92,7 @@ final class BufferFactory {
                 if (site != null) {
                     site.cancelled(capacity);
                 }
-                s.cleaners[index] = null; // an unreachable cleaner is never run: the block goes back unreleased
+                // the slot was not armed (arm cannot throw): the cleaner built, unreachable, never runs
                 throw t;
             }
         }

@@ -255,6 +255,15 @@ final class JdkCleaners {
         return listUntouched && runs.runs == 2;
     }
 
+    /**
+     * @return true when the JDK's own list code marked {@code cleaner} removed (17-25: its {@code next}
+     *         is itself, as {@code Cleaner.remove()} leaves it right before it runs the thunk); false on
+     *         26+, and for {@code null}
+     */
+    static boolean removedByTheJdk(final Object cleaner) {
+        return REFERENCE_HANDLER_CLEANS && cleaner != null && NEXT_FIELD.get(cleaner) == cleaner;
+    }
+
     /** @return true when {@code cleaner} is one {@link #build} made. */
     static boolean isMarked(final Object cleaner) {
         return MARK != null && cleaner != null && MARK_FIELD.get(cleaner) == mark;

@@ -8,8 +8,9 @@ package io.kmem4j.core;
  * registration took a Netty 5 HTTP benchmark from 132k to 380k requests/s (netty/netty#12976).
  *
  * <p>Off by default. It needs the JDK cleaner's {@code clean()} rewritten (a java agent's
- * retransformation, method body only) so that a cleaner carrying {@link #mark()} runs its thunk
- * without the list; the kmem4j agent does that, checks it, then calls {@link #enable()}. Without
+ * retransformation, method body only) so that a cleaner carrying {@link #mark()} passes itself to
+ * its thunk ({@code ((Consumer) thunk).accept(this)}) without the list; the kmem4j agent does that,
+ * checks it, then calls {@link #enable()}. Without
  * it, tracked buffers keep JDK cleaners in the JDK's list, as every direct buffer has. The
  * buffers are the same either way: {@code cleaner()} returns a cleaner of the JDK's own type,
  * {@code Unsafe.invokeCleaner}, {@code cleaner().clean()} and GC release them exactly once, views
@@ -58,7 +59,10 @@ public final class OwnedLifecycle {
     /**
      * Switches it on with the mark another copy of kmem4j in this JVM (another class loader: an agent)
      * rewrote the JDK cleaner's {@code clean()} for: tracked buffers of this copy then get cleaners
-     * carrying that mark.
+     * carrying that mark. The rewrite is checked first ({@link #rewriteInPlace()}). Pass only a mark the
+     * other copy published after its retransformation succeeded (the kmem4j agent puts it into
+     * {@code java.nio.Kmem4jBridge.cleanerMark} only then): on JDK 26+ an unrewritten {@code clean()}
+     * would take the mark for a node of the JDK's list.
      *
      * @param installed the other copy's {@link #mark()}
      * @throws IllegalArgumentException {@code "not a cleaner mark of this JDK: ..."}
@@ -70,6 +74,11 @@ public final class OwnedLifecycle {
             throw new IllegalStateException("owned lifecycle unavailable: " + failure);
         }
         JdkCleaners.useMark(installed);
+        if (!JdkCleaners.cleanRunsWithoutTheList()) {
+            JdkCleaners.useMark(JdkCleaners.mark()); // back to this copy's own mark; still off
+            throw new IllegalStateException("owned lifecycle unavailable: the JDK cleaner's clean() does not pass"
+                + " cleaners carrying that mark to their thunk (an older kmem4j's rewrite?)");
+        }
         enable();
     }
 

@@ -89,7 +89,8 @@ final class Slab implements Comparable<Slab> {
      */
     void arm(final int index, final Object c, final int capacity) {
         capacities[index] = capacity;
-        cleaners[index] = c;
+        // release store: whoever claims c with its CAS also sees the capacity, however the buffer reached it
+        SlotRelease.SLOTS.setRelease(cleaners, index, c);
     }
 
     /** @return the cleaner object {@code index}'s slot keeps now, or {@code null} (tests, diagnostics) */

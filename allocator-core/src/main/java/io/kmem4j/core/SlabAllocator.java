@@ -216,9 +216,9 @@ public final class SlabAllocator implements AutoCloseable {
      * one {@code ThreadLocal} lookup, one volatile load ({@code closed}), two range compares, the kind
      * and re-entrancy tests, one byte-array load (size class), a magazine pop (no lock, no atomic),
      * four plain statistics stores, zeroing when frees do not zero, and the objects built: the
-     * {@code DirectByteBuffer}; a tracked one adds its {@link Release} hook and a JDK cleaner, kept in
-     * its slab's slot with the owned lifecycle, else registered in the JDK's list under the JDK's
-     * global cleaner lock. Hits are not counted: they are allocations minus misses.
+     * {@code DirectByteBuffer}; a tracked one adds a JDK cleaner: with the owned lifecycle kept in its
+     * slab's slot (two plain stores) with the slot's {@link SlotRelease} (made once per slot) as thunk,
+     * else a {@link Release} hook and registration in the JDK's list under the JDK's global cleaner lock. Hits are not counted: they are allocations minus misses.
      */
     private ByteBuffer serve(final int capacity, final boolean tracked) {
         if (capacity < minCapacity || capacity > maxCapacity || closed) {
@@ -383,7 +383,7 @@ public final class SlabAllocator implements AutoCloseable {
      * chunk lookup when not known (a volatile load, a hash probe), two plain loads (head page, counters
      * word) and one of the cache table, one acquire load (owner), one volatile load (the cache's
      * revocation word), two plain statistics stores, zeroing when frees zero, a magazine push; no lock, no atomic, no allocation. Before it, a tracked
-     * buffer's cleaner ran: with the owned lifecycle, one CAS of its own ({@link Release}); else the
+     * buffer's cleaner ran: with the owned lifecycle, one CAS of its slab slot ({@link SlotRelease}); else the
      * JDK's cleaner, which takes the JDK's global cleaner lock to unlink itself.
      */
     void release(final long address, final int capacity, final Chunk known) {

@@ -30,7 +30,8 @@ import java.util.function.Consumer;
  * cleaner thread after GC). It never throws: a throwing thunk makes the JDK end the VM.
  */
 final class SlotRelease implements Runnable, Consumer<Object> {
-    private static final VarHandle SLOTS = MethodHandles.arrayElementVarHandle(Object[].class);
+    /** Elements of {@link Slab#cleaners}. */
+    static final VarHandle SLOTS = MethodHandles.arrayElementVarHandle(Object[].class);
 
     private final SlabAllocator allocator;
     private final Slab slab;
@@ -70,14 +71,21 @@ final class SlotRelease implements Runnable, Consumer<Object> {
     }
 
     /**
-     * The JDK's own {@code clean()} (17-25, without the agent's rewrite: unit tests, a copy of kmem4j
-     * without an agent) calls this once per cleaner (its list's {@code remove()} says who was first)
-     * and without the rewrite the slot is released only through the cleaner armed last, so that is the
-     * cleaner running. The rewritten {@code clean()} never calls it: it passes the cleaner ({@link #accept}).
+     * The JDK's own {@code clean()} body (17-25, without the agent's rewrite: unit tests, a copy of
+     * kmem4j without an agent) calls this once per cleaner, right after its list's {@code remove()}
+     * marked that cleaner removed ({@code next == itself}); without the rewrite the slot is released
+     * only through its own cleaner, so the cleaner the slot keeps is the one running, and it carries
+     * that mark. Any other call, one that cannot say which cleaner runs (a prologue of an older kmem4j
+     * calling {@code run()} on every {@code clean()}, the JDK's body run again for a cleaner
+     * {@link #accept} already released), finds the slot's cleaner unmarked, or the slot empty, and
+     * does nothing: a block kept is safe, a block freed under a live buffer is not.
      */
     @Override
     public void run() {
-        accept(cleaner());
+        final Object c = cleaner();
+        if (JdkCleaners.removedByTheJdk(c)) {
+            accept(c);
+        }
     }
 
     /**
@@ -110,7 +118,10 @@ final class SlotRelease implements Runnable, Consumer<Object> {
         /** As {@link SlotRelease#run()}. */
         @Override
         public void run() {
-            accept(slot.cleaner());
+            final Object c = slot.cleaner();
+            if (JdkCleaners.removedByTheJdk(c)) {
+                accept(c);
+            }
         }
     }
 }

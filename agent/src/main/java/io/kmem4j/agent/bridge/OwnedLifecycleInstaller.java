@@ -12,13 +12,16 @@ import io.kmem4j.core.UnsupportedJdkException;
  * list in use (tracked buffers then work as every direct buffer does):
  * <ol>
  *   <li>the core makes the mark for this JDK (a cleaner, 17-25, or a cleaner-list node, 26+);</li>
- *   <li>the mark goes into {@code java.nio.Kmem4jBridge.cleanerMark} (no cleaner carries it yet);</li>
- *   <li>the JDK cleaner's {@code clean()} is retransformed ({@link JdkClassTransformer#cleanerClean});</li>
- *   <li>a throw-away marked cleaner is cleaned to prove the rewrite is in place;</li>
+ *   <li>the JDK cleaner's {@code clean()} is retransformed ({@link JdkClassTransformer#cleanerClean});
+ *       its prologue does nothing while the bridge holds no mark;</li>
+ *   <li>the mark goes into {@code java.nio.Kmem4jBridge.cleanerMark} (no cleaner carries it yet), so a
+ *       copy of kmem4j that adopts the mark from there finds the rewrite in place;</li>
+ *   <li>a throw-away marked cleaner is cleaned to prove the rewrite passes it to its thunk; when it
+ *       does not, the mark is taken out of the bridge again (only that cleaner carried it);</li>
  *   <li>the core is told to build tracked buffers with marked cleaners from now on.</li>
  * </ol>
- * The mark is never taken back (cleaners carrying it may live as long as the JVM), and the
- * transformer stays registered so that another agent's retransformation keeps the rewrite.
+ * Once tracked buffers carry it, the mark is never taken back (their cleaners may live as long as the
+ * JVM), and the transformer stays registered so that another agent's retransformation keeps the rewrite.
  */
 public final class OwnedLifecycleInstaller {
     private OwnedLifecycleInstaller() {
@@ -40,9 +43,10 @@ public final class OwnedLifecycleInstaller {
             if (present != null && present != mark) {
                 return "another copy of kmem4j in this JVM owns the JDK cleaner's rewrite";
             }
-            bridge.cleanerMark.set(null, mark);
             JdkClassTransformer.cleanerClean(inst);
+            bridge.cleanerMark.set(null, mark);
             if (!OwnedLifecycle.rewriteInPlace()) {
+                bridge.cleanerMark.set(null, null);
                 return "the JDK cleaner's clean() did not take the rewrite";
             }
             OwnedLifecycle.enable();
