@@ -141,6 +141,37 @@ final class Reaper {
     }
 
     /**
+     * Empties the caches of threads that ended since the last pass, now, for a thread about to grow the
+     * page heap: their frozen slabs and magazines go back to the slabs, so that the growing thread
+     * carves from them instead (a program starting short-lived threads faster than one reaper interval,
+     * each taking a frozen slab per size class it uses, reached the direct-memory limit with a few
+     * megabytes live). The reap lock held, as a pass; called without any cache lock.
+     *
+     * @return how many caches were emptied
+     */
+    int retireEnded() {
+        synchronized (reapLock) {
+            final java.util.List<ThreadCache> ended = registry.takeEnded();
+            if (ended.isEmpty()) {
+                return 0;
+            }
+            final java.util.List<ThreadCache> retired = new java.util.ArrayList<>(ended.size());
+            try {
+                for (final ThreadCache tc : ended) {
+                    retire(tc);
+                    retired.add(tc);
+                }
+                remote.returnOrphans(registry.reaper);
+            } finally {
+                for (final ThreadCache tc : retired) {
+                    registry.forget(tc);
+                }
+            }
+            return retired.size();
+        }
+    }
+
+    /**
      * Empties the caches of live threads that stayed idle ({@value #IDLE_LOOKS} passes in a row with
      * no allocation or free) while holding objects or frozen slabs: a thread parked in a pool or
      * blocked on a socket would otherwise keep them, and the chunks they pin, for as long as it lives

@@ -12,6 +12,7 @@ package io.kmem4j.core;
  *   5 fromSharedSlabs  a few objects of the lowest shared slab, while I am new to this class (cache lock)
  *   6 fromNewSlab      freeze a partial, an empty, or a new slab      cache lock
  *   7 grow             first help the JDK run the cleaners GC found (ReferenceProcessing),
+ *                      take other classes' empty slabs, empty the caches of threads that ended,
  *                      then take back other caches' empty slabs,
  *                      then one more chunk from the JDK's budget      no cache lock; may fail at once
  *   8 underPressure    no chunk fits: the JDK's path serves it when it fits there; else give my
@@ -114,6 +115,7 @@ final class Refill {
         final SlabCache c = caches[cls];
         boolean helped = false;
         boolean tookEmpties = false;
+        boolean retiredEnded = false;
         for (;;) {
             final Chunk[] seen = pages.snapshot();
             c.lock.lock();
@@ -146,6 +148,12 @@ final class Refill {
                 tookEmpties = true; // once per miss: others may keep emptying slabs meanwhile
                 if (reaper.releaseEmptySlabs(0, c) > 0) {
                     continue; // another size class kept empty slabs: carve from their pages before growing
+                }
+            }
+            if (!retiredEnded && tc.kind == ThreadCache.CACHING) {
+                retiredEnded = true;
+                if (reaper.retireEnded() > 0) {
+                    continue; // threads that ended held slabs: take from those before growing
                 }
             }
             pages.grow(seen);

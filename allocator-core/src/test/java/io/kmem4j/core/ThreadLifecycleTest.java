@@ -249,6 +249,36 @@ class ThreadLifecycleTest {
     }
 
     /**
+     * Threads that end faster than the reaper runs: a thread about to grow the page heap first empties
+     * the caches of threads that ended (their frozen slabs and magazines), so the heap follows what is
+     * live, not how many threads ended since the last pass. The reaper is kept out (60 s interval).
+     */
+    @Test
+    void threadsThatEndedGiveTheirSlabsBackBeforeTheHeapGrows() throws Exception {
+        final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
+        try {
+            final AtomicReference<Throwable> failure = new AtomicReference<>();
+            for (int t = 0; t < 100; t++) {
+                start("short-" + t, () -> {
+                    final List<ByteBuffer> mine = new ArrayList<>();
+                    for (int i = 0; i < 300; i++) {
+                        mine.add(a.allocate(16 << 10)); // past the sharing threshold: frozen slabs
+                    }
+                    mine.forEach(TestSupport::invokeCleaner);
+                }, failure).join();
+            }
+            assertThat(failure.get()).isNull();
+            final AllocatorStats s = a.stats();
+            assertThat(s.liveBuffers()).isZero();
+            // one thread's 300 x 16 KiB is 4.7 MiB: two 4 MiB chunks, plus what the last thread still holds
+            assertThat(s.chunksAllocated()).as("chunks ever reserved for 100 threads that ended one after another")
+                .isLessThanOrEqualTo(4);
+        } finally {
+            a.close();
+        }
+    }
+
+    /**
      * A thread that first touches a closed allocator (to release a buffer handed out before) gets the
      * shared cache, not a private one nobody would adopt: the block, its slab and its chunk come back.
      */

@@ -29,7 +29,9 @@ class JfrIT {
                 .jvmArgs("-XX:StartFlightRecording:filename=" + recording + ",+io.kmem4j.Fallback#enabled=true",
                     AppRun.javaagent(""))
                 .jar(Artifacts.samplesJar())
-                .programArgs("echo", "--messages", "2000", "--connections", "2")
+                // payloads up to 128 KiB: some are above the largest size class once the allocator is built
+                // (requests of such sizes made before the first served one build nothing and raise no event)
+                .programArgs("echo", "--messages", "2000", "--connections", "2", "--max-size", "131072")
                 .start()) {
             assertThat(jvm.waitForExit(Duration.ofSeconds(60))).as("exit code\n%s", jvm.describe()).isZero();
         }
