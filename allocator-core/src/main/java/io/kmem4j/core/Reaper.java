@@ -40,7 +40,7 @@ final class Reaper {
     private final ThreadRegistry registry;
     private final RemoteFrees remote;
     private final Accounting accounting;
-    private final Object reapLock = new Object();
+    private final java.util.concurrent.locks.ReentrantLock reapLock = new java.util.concurrent.locks.ReentrantLock();
     private final Thread thread;
     private volatile boolean stopped;
     /** {@link ThreadRegistry#activity()} at the end of the previous reap (under the reap lock). */
@@ -119,7 +119,8 @@ final class Reaper {
 
     /** One reaper pass (see the class comment). */
     void reap() {
-        synchronized (reapLock) {
+        reapLock.lock();
+        try {
             final java.util.List<ThreadCache> ended = registry.takeEnded();
             final java.util.List<ThreadCache> retired = new java.util.ArrayList<>(ended.size());
             try {
@@ -133,10 +134,16 @@ final class Reaper {
                 // last: a reader that sees these caches gone (ThreadCaches) also sees what they held given
                 // back (ThreadChurnIT read BytesReserved between the two on a busy box: 113 MB instead of 8);
                 // in a finally, so that a failure later in the pass still forgets every cache it retired
-                for (final ThreadCache tc : retired) {
-                    registry.forget(tc);
-                }
+                forgetAll(retired);
             }
+        } finally {
+            reapLock.unlock();
+        }
+    }
+
+    private void forgetAll(final java.util.List<ThreadCache> retired) {
+        for (final ThreadCache tc : retired) {
+            registry.forget(tc);
         }
     }
 
@@ -145,12 +152,18 @@ final class Reaper {
      * page heap: their frozen slabs and magazines go back to the slabs, so that the growing thread
      * carves from them instead (a program starting short-lived threads faster than one reaper interval,
      * each taking a frozen slab per size class it uses, reached the direct-memory limit with a few
-     * megabytes live). The reap lock held, as a pass; called without any cache lock.
+     * megabytes live). Takes the reap lock only if it is free (a pass under way does this work); called
+     * without any cache lock.
      *
      * @return how many caches were emptied
      */
     int retireEnded() {
-        synchronized (reapLock) {
+        // never waits: a thread that holds the lock runs a pass, which retires these caches itself, and a
+        // storm thread must not queue on a JDK-wide kmem4j lock (StormIT caught exactly that, JDK 27)
+        if (!reapLock.tryLock()) {
+            return 0;
+        }
+        try {
             final java.util.List<ThreadCache> ended = registry.takeEnded();
             if (ended.isEmpty()) {
                 return 0;
@@ -163,11 +176,11 @@ final class Reaper {
                 }
                 remote.returnOrphans(registry.reaper);
             } finally {
-                for (final ThreadCache tc : retired) {
-                    registry.forget(tc);
-                }
+                forgetAll(retired);
             }
             return retired.size();
+        } finally {
+            reapLock.unlock();
         }
     }
 

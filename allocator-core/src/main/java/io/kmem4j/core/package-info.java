@@ -62,7 +62,7 @@
  * Locks, and what each protects (no lock is ever taken on a hit path; no {@code synchronized} on a
  * public instance):
  * <pre>
- *   Reaper.reapLock           one reap or trim at a time
+ *   Reaper.reapLock           one reap or trim at a time; a thread about to grow the heap only tries it
  *   SlabCache.lock            per size class: its depot, partial list, empty slabs, shared magazine and the
  *                             bitmap and counters word of each of its slabs that is not frozen
  *   PageHeap.growSerializer   one chunk reservation at a time; never held with a cache lock

@@ -35,7 +35,7 @@ class RevocationRaceTest {
         final int x = a.classes.indexOf(SIZE);
         final SlabCache cx = a.cache(x);
         final ReentrantLock lockX = cx.lock;
-        final Object reapLock = field(a.reaper, "reapLock");
+        final ReentrantLock reapLock = (ReentrantLock) field(a.reaper, "reapLock");
         final CountDownLatch idle = new CountDownLatch(1);
         final CountDownLatch wake = new CountDownLatch(1);
         final CountDownLatch passEnd = new CountDownLatch(1);
@@ -63,13 +63,14 @@ class RevocationRaceTest {
             try {
                 // R: the reaper's pass (the reap lock held), revoking T: its handshake finds T parked outside kmem4j
                 r = new Thread(() -> {
-                    synchronized (reapLock) {
+                    reapLock.lock();
+                    try {
                         revoked.set(a.reaper.revoke(tc));
-                        try {
-                            passEnd.await(); // the rest of the pass
-                        } catch (final InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
+                        passEnd.await(); // the rest of the pass
+                    } catch (final InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } finally {
+                        reapLock.unlock();
                     }
                 }, "reaper-pass");
                 r.start();
@@ -83,7 +84,7 @@ class RevocationRaceTest {
             } finally {
                 lockX.unlock(); // R first (queued first): it flushes the two magazines T's spill holds
             }
-            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> t.getState() == Thread.State.BLOCKED); // T: trim waits for the pass
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> reapLock.hasQueuedThread(t)); // T: trim waits for the pass
             assertThat(revoked.get()).as("the revocation went on").isTrue();
 
             // U: any thread whose next refill of this class takes the depot's first "full" magazine

@@ -279,6 +279,58 @@ class ThreadLifecycleTest {
     }
 
     /**
+     * The thread about to grow never waits for the reap lock: while a pass holds it (here a stand-in),
+     * it grows instead, and the ended threads' caches stay for the pass to retire (StormIT caught a
+     * storm thread queued on that lock, JDK 27).
+     */
+    @Test
+    void aThreadAboutToGrowNeverWaitsForAPassUnderWay() throws Exception {
+        final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
+        final java.util.concurrent.locks.ReentrantLock reapLock =
+            (java.util.concurrent.locks.ReentrantLock) RevocationRaceTest.field(a.reaper, "reapLock");
+        final java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        final Thread pass = new Thread(() -> {
+            reapLock.lock();
+            try {
+                held.countDown();
+                done.await();
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                reapLock.unlock();
+            }
+        }, "pass-under-way");
+        try {
+            final AtomicReference<Throwable> failure = new AtomicReference<>();
+            start("short", () -> a.allocate(16 << 10), failure).join(); // ends holding a frozen slab
+            assertThat(failure.get()).isNull();
+            pass.start();
+            assertThat(held.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            final List<ByteBuffer> mine = new ArrayList<>();
+            final long before = a.stats().chunksAllocated();
+            final Thread grower = start("grower", () -> {
+                while (a.stats().chunksAllocated() == before) {
+                    mine.add(a.allocate(16 << 10)); // until the heap grew, past the reap lock held elsewhere
+                }
+            }, failure);
+            grower.join(60_000);
+            assertThat(grower.isAlive()).as("the growing thread waited for the pass").isFalse();
+            assertThat(failure.get()).isNull();
+            assertThat(reapLock.hasQueuedThreads()).as("nobody queued on the reap lock").isFalse();
+            assertThat(a.reaper.retireEnded()).as("held by the pass: nothing retired, nothing waited for").isZero();
+            done.countDown();
+            pass.join();
+            assertThat(a.reaper.retireEnded()).as("the short thread's and the grower's caches waited for the next pass")
+                .isEqualTo(2);
+            mine.forEach(TestSupport::invokeCleaner);
+        } finally {
+            done.countDown();
+            a.close();
+        }
+    }
+
+    /**
      * A thread that first touches a closed allocator (to release a buffer handed out before) gets the
      * shared cache, not a private one nobody would adopt: the block, its slab and its chunk come back.
      */
