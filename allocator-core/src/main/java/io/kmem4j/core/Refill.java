@@ -59,6 +59,7 @@ final class Refill {
     long allocate(final ThreadCache tc, final int cls) {
         tc.busy = true;
         try {
+            tc.magazines(cls);
             final long a = fromMine(tc, cls);
             if (a != 0) {
                 return a;

@@ -74,6 +74,7 @@ final class SharedTier {
 
     /** A carrier's loaded magazine is empty: the depot's full one or a few shared objects, if the lock is free now. */
     private long refillWithoutWaiting(final ThreadCache carrier, final int cls) {
+        carrier.magazines(cls);
         remote.drainWithoutWaiting(carrier);
         final Magazine loaded = carrier.loaded[cls];
         if (!loaded.isEmpty()) {
@@ -126,6 +127,7 @@ final class SharedTier {
 
     /** Both of a carrier's magazines are full: trade the previous one for an empty one of the depot, if the lock is free now. */
     private static boolean spillWithoutWaiting(final ThreadCache carrier, final int cls, final long address) {
+        carrier.magazines(cls);
         final SlabCache c = carrier.cache(cls);
         if (!c.lock.tryLock()) {
             return false;

@@ -133,10 +133,23 @@ final class ThreadCache {
         this.lastAddress = new long[classes];
         this.stats = new long[SCALARS + classes * CLASS_STRIDE];
         if (kind == CACHING) {
-            for (int c = 0; c < classes; c++) {
-                loaded[c] = new Magazine(caches[c].magazineRounds);
-                previous[c] = new Magazine(caches[c].magazineRounds);
-            }
+            java.util.Arrays.fill(loaded, Magazine.NONE); // made per class on first use (magazines)
+            java.util.Arrays.fill(previous, Magazine.NONE);
+        }
+    }
+
+    /**
+     * Makes this thread's two magazines of size class {@code cls} on its first use (they are
+     * {@link Magazine#NONE} until then, both or neither). Every slow path that may push, fill or trade
+     * a magazine calls this first; the hit paths need not (NONE is empty and full). Owner only.
+     */
+    void magazines(final int cls) {
+        if (loaded[cls] == Magazine.NONE) {
+            final int rounds = caches[cls].magazineRounds;
+            final Magazine l = new Magazine(rounds);
+            final Magazine p = new Magazine(rounds); // both made before either is stored: an OOME changes nothing
+            loaded[cls] = l;
+            previous[cls] = p;
         }
     }
 
@@ -214,6 +227,7 @@ final class ThreadCache {
         final boolean wasBusy = busy;
         busy = true;
         try {
+            magazines(cls);
             final Magazine m = loaded[cls];
             final Magazine p = previous[cls];
             if (p.isEmpty()) {
@@ -249,6 +263,7 @@ final class ThreadCache {
      * @return false when both magazines are full (nothing changed)
      */
     boolean keepWithoutWaiting(final int cls, final long address) {
+        magazines(cls);
         final Magazine m = loaded[cls];
         if (!m.isFull()) {
             m.push(address);

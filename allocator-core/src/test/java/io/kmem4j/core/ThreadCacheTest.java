@@ -78,10 +78,19 @@ class ThreadCacheTest {
         final int classes = a.classes.count();
         assertThat(classes).isEqualTo(3);
         final ThreadCache caching = sender(ThreadCache.CACHING);
-        assertThat(caching.loaded).hasSize(classes).doesNotContainNull();
-        assertThat(caching.previous).hasSize(classes).doesNotContainNull();
-        assertThat(caching.loaded[0]).isNotSameAs(caching.previous[0]);
+        assertThat(caching.loaded).hasSize(classes).containsOnly(Magazine.NONE);
+        assertThat(caching.previous).hasSize(classes).containsOnly(Magazine.NONE);
+        assertThat(Magazine.NONE.isEmpty()).as("the allocate hit path misses on NONE").isTrue();
+        assertThat(Magazine.NONE.isFull()).as("the free hit path spills on NONE").isTrue();
+        caching.magazines(2); // the first slow path of class 2
+        assertThat(caching.loaded[2]).isNotSameAs(Magazine.NONE).isNotSameAs(caching.previous[2]);
+        assertThat(caching.previous[2]).isNotSameAs(Magazine.NONE);
         assertThat(caching.loaded[2].rounds).hasSize(16);
+        assertThat(caching.previous[2].rounds).hasSize(16);
+        assertThat(caching.loaded[0]).as("classes not used stay without magazines").isSameAs(Magazine.NONE);
+        final Magazine made = caching.loaded[2];
+        caching.magazines(2);
+        assertThat(caching.loaded[2]).as("made once").isSameAs(made);
         assertThat(caching.current).hasSize(classes).containsOnlyNulls();
         assertThat(caching.stats).hasSize(ThreadCache.SCALARS + classes * ThreadCache.CLASS_STRIDE);
         for (final int kind : new int[] {ThreadCache.SHARED, ThreadCache.DEFERRING}) {
