@@ -13,8 +13,9 @@ import java.util.Arrays;
  *
  * Refills from a slab store the lowest addresses last, so pops hand them out in ascending order
  * (the address-ordered refill of the Linux slab work on LIFO freelist scattering). A magazine is
- * owned by one thread cache, or by a depot under its cache's lock; it is never shared, so
- * {@link #push} and {@link #pop} are plain array operations: no lock, no atomic.
+ * owned by one thread cache, or by a depot under its cache's lock; it is never shared (but for the
+ * empty, immutable {@link #NONE}), so {@link #push} and {@link #pop} are plain array operations: no
+ * lock, no atomic.
  */
 final class Magazine {
     /**

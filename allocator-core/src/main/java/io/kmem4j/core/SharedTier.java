@@ -74,7 +74,9 @@ final class SharedTier {
 
     /** A carrier's loaded magazine is empty: the depot's full one or a few shared objects, if the lock is free now. */
     private long refillWithoutWaiting(final ThreadCache carrier, final int cls) {
-        carrier.magazines(cls);
+        if (!carrier.magazinesWithoutThrowing(cls)) {
+            return 0; // heap exhausted: the shared tier decides
+        }
         remote.drainWithoutWaiting(carrier);
         final Magazine loaded = carrier.loaded[cls];
         if (!loaded.isEmpty()) {
@@ -127,7 +129,9 @@ final class SharedTier {
 
     /** Both of a carrier's magazines are full: trade the previous one for an empty one of the depot, if the lock is free now. */
     private static boolean spillWithoutWaiting(final ThreadCache carrier, final int cls, final long address) {
-        carrier.magazines(cls);
+        if (!carrier.magazinesWithoutThrowing(cls)) {
+            return false; // (keepWithoutWaiting found none and the heap had no room for them)
+        }
         final SlabCache c = carrier.cache(cls);
         if (!c.lock.tryLock()) {
             return false;

@@ -153,6 +153,20 @@ final class ThreadCache {
         }
     }
 
+    /**
+     * {@link #magazines} for the paths that must not throw (a virtual thread on this carrier's cache).
+     *
+     * @return false: the heap is exhausted and this class still has no magazines (nothing changed)
+     */
+    boolean magazinesWithoutThrowing(final int cls) {
+        try {
+            magazines(cls);
+            return true;
+        } catch (final OutOfMemoryError heapExhausted) {
+            return false;
+        }
+    }
+
     static int classBase(final int sizeClass) {
         return SCALARS + sizeClass * CLASS_STRIDE;
     }
@@ -260,10 +274,13 @@ final class ThreadCache {
      * Keeps an object without waiting for anything (a virtual thread on this carrier's cache): a push,
      * or a swap with an empty previous magazine.
      *
-     * @return false when both magazines are full (nothing changed)
+     * @return false when both magazines are full, or this class has none and the heap has no room for
+     *         them (nothing changed)
      */
     boolean keepWithoutWaiting(final int cls, final long address) {
-        magazines(cls);
+        if (!magazinesWithoutThrowing(cls)) {
+            return false;
+        }
         final Magazine m = loaded[cls];
         if (!m.isFull()) {
             m.push(address);

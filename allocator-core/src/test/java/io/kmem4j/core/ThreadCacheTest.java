@@ -1,6 +1,7 @@
 package io.kmem4j.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -98,6 +99,34 @@ class ThreadCacheTest {
             assertThat(tc.loaded).hasSize(classes).containsOnlyNulls();
             assertThat(tc.previous).containsOnlyNulls();
         }
+    }
+
+    /**
+     * A virtual thread's path on its carrier's cache never throws: when the heap has no room for a
+     * class's first magazines, keepWithoutWaiting says no and changes nothing (the caller defers the
+     * free, or puts a drained chain back on the orphans). The heap's refusal is made real with a
+     * magazine size no array can have.
+     */
+    @Test
+    void withoutRoomForItsFirstMagazinesACarrierKeepsNothingAndThrowsNothing() throws Exception {
+        final ThreadCache caching = sender(ThreadCache.CACHING);
+        final java.lang.reflect.Field rounds = SlabCache.class.getDeclaredField("magazineRounds");
+        rounds.setAccessible(true);
+        final SlabCache c = caching.cache(1);
+        final int before = c.magazineRounds;
+        rounds.setInt(c, Integer.MAX_VALUE); // new long[MAX_VALUE]: OutOfMemoryError, as an exhausted heap
+        try {
+            assertThatThrownBy(() -> caching.magazines(1)).isInstanceOf(OutOfMemoryError.class);
+            assertThat(caching.magazinesWithoutThrowing(1)).isFalse();
+            assertThat(caching.keepWithoutWaiting(1, 4096)).as("kept nowhere, said so").isFalse();
+            assertThat(caching.loaded[1]).isSameAs(Magazine.NONE);
+            assertThat(caching.previous[1]).isSameAs(Magazine.NONE);
+            assertThat(Magazine.NONE.count).as("nothing pushed onto the shared place-holder").isZero();
+        } finally {
+            rounds.setInt(c, before);
+        }
+        assertThat(caching.keepWithoutWaiting(1, 4096)).as("room again: kept").isTrue();
+        assertThat(caching.loaded[1].count).isEqualTo(1);
     }
 
     @Test
