@@ -492,21 +492,74 @@ public final class AgentInstaller {
                 + reason;
         }
 
+        /**
+         * The counters, then one row per size class that served anything (no table when none did).
+         * Written without {@code String.format}: the same text in every locale (a decimal comma would
+         * break the scripts that read it), and no locale data loaded into a JVM on its way out (the
+         * formatter cost a hello-world program some 40 ms of wall time at exit).
+         */
         static String format(final AllocatorStats s) {
-            final StringBuilder sb = new StringBuilder();
-            sb.append(String.format("[kmem4j] summary: allocations=%d frees=%d (explicit=%d, gc=%d) live=%d"
-                    + " bytesInUse=%d bytesReserved=%d fallbacks=%d%n", s.allocations(), s.frees(), s.explicitFrees(),
-                s.gcFrees(), s.liveBuffers(), s.bytesInUse(), s.bytesReserved(), s.fallbacks()));
-            sb.append(String.format("[kmem4j] summary: remoteFreesSent=%d remoteFreesAbsorbed=%d magazineHitRate=%.1f%%"
-                    + " chunks=%d threadCaches=%d (retired %d)%n", s.remoteFreesSent(), s.remoteFreesAbsorbed(),
-                100 * s.magazineHitRate(), s.chunks(), s.threadCaches(), s.threadCachesRetired()));
-            sb.append(String.format("[kmem4j] summary: %-14s %10s %10s %8s %8s %10s%n", "cache", "allocs", "active",
-                "slabs", "hit%", "addr-order"));
-            s.caches().stream().filter(c -> c.allocations() > 0).forEach(c -> sb.append(String.format(
-                "[kmem4j] summary: %-14s %10d %10d %8d %7.1f%% %10.2f%n", c.name(), c.allocations(), c.activeObjects(),
-                c.slabs(), 100 * c.magazineHitRate(),
-                c.addressOrderScore())));
+            final String nl = System.lineSeparator();
+            final StringBuilder sb = new StringBuilder(256);
+            sb.append("[kmem4j] summary: allocations=").append(s.allocations()).append(" frees=").append(s.frees())
+                .append(" (explicit=").append(s.explicitFrees()).append(", gc=").append(s.gcFrees()).append(") live=")
+                .append(s.liveBuffers()).append(" bytesInUse=").append(s.bytesInUse()).append(" bytesReserved=")
+                .append(s.bytesReserved()).append(" fallbacks=").append(s.fallbacks()).append(nl);
+            sb.append("[kmem4j] summary: remoteFreesSent=").append(s.remoteFreesSent()).append(" remoteFreesAbsorbed=")
+                .append(s.remoteFreesAbsorbed()).append(" magazineHitRate=");
+            fixed(sb, 100 * s.magazineHitRate(), 1);
+            sb.append("% chunks=").append(s.chunks()).append(" threadCaches=").append(s.threadCaches())
+                .append(" (retired ").append(s.threadCachesRetired()).append(')').append(nl);
+            boolean header = false;
+            for (final io.kmem4j.core.CacheStats c : s.caches()) {
+                if (c.allocations() == 0) {
+                    continue;
+                }
+                if (!header) {
+                    header = true;
+                    row(sb, "cache", "allocs", "active", "slabs", "hit%", "addr-order", nl);
+                }
+                row(sb, c.name(), Long.toString(c.allocations()), Long.toString(c.activeObjects()),
+                    Long.toString(c.slabs()), fixed(new StringBuilder(), 100 * c.magazineHitRate(), 1).append('%')
+                        .toString(), fixed(new StringBuilder(), c.addressOrderScore(), 2).toString(), nl);
+            }
             return sb.toString();
+        }
+
+        /** One table line: the name left-aligned in 14, the rest right-aligned in 10, 10, 8, 8 and 10. */
+        private static void row(final StringBuilder sb, final String name, final String allocs, final String active,
+                                final String slabs, final String hit, final String order, final String nl) {
+            sb.append("[kmem4j] summary: ").append(name);
+            pad(sb, 14 - name.length());
+            final String[] cells = {allocs, active, slabs, hit, order};
+            final int[] widths = {10, 10, 8, 8, 10};
+            for (int k = 0; k < cells.length; k++) {
+                sb.append(' ');
+                pad(sb, widths[k] - cells[k].length());
+                sb.append(cells[k]);
+            }
+            sb.append(nl);
+        }
+
+        private static void pad(final StringBuilder sb, final int n) {
+            for (int k = 0; k < n; k++) {
+                sb.append(' ');
+            }
+        }
+
+        /**
+         * {@code v} with {@code decimals} digits after a point, rounded half up from its shortest decimal
+         * form: as {@code %.Nf} in the root locale.
+         */
+        static StringBuilder fixed(final StringBuilder sb, final double v, final int decimals) {
+            if (!Double.isFinite(v)) {
+                return sb.append(v);
+            }
+            if (v < 0) {
+                sb.append('-');
+            }
+            return sb.append(new java.math.BigDecimal(Double.toString(Math.abs(v)))
+                .setScale(decimals, java.math.RoundingMode.HALF_UP).toPlainString());
         }
     }
 }
