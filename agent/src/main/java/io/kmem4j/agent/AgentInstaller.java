@@ -96,7 +96,7 @@ public final class AgentInstaller {
             return;
         }
         if (config == null) {
-            markState("disabled (enabled=false)");
+            markState(DISABLED_STATE + " (enabled=false)");
             return; // enabled=false
         }
         try {
@@ -117,6 +117,8 @@ public final class AgentInstaller {
      * has its own classes, so it must be a system property). Not a {@code kmem4j.*} name: those are settings.
      */
     public static final String STATE_PROPERTY = "io.kmem4j.agent.state";
+    /** How {@link #STATE_PROPERTY} begins after a load with {@code enabled=false}. */
+    public static final String DISABLED_STATE = "disabled";
     /**
      * Set when a load serves ({@code "<version> (premain|attached)"}): read by {@code attach} from the
      * target's system properties, so that attaching to a JVM that already runs kmem4j loads nothing.

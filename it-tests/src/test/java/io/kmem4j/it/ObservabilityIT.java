@@ -346,6 +346,32 @@ class ObservabilityIT {
         }
     }
 
+    /** A JVM started with enabled=false has no bean to wait for: the command says so at once and loads nothing. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.kmem4j.it.TestJdks#full")
+    void attachToAJvmStartedWithEnabledFalseSaysSoAndLoadsNothing(Jdk jdk) {
+        try (ForkedJvm jvm = ForkedJvm.builder(jdk, "obs-attach-disabled-" + jdk.label())
+                .jvmArgs("-javaagent:" + Artifacts.agentJar() + "=enabled=false")
+                .jar(Artifacts.samplesJar())
+                .programArgs("echo", "--messages", "100", "--connections", "1", "--hold")
+                .start()) {
+            jvm.awaitStdoutLine("echo: holding", RUN_TIMEOUT);
+
+            AgentCli attach = AgentCli.run(jdk, "attach-disabled", "attach", String.valueOf(jvm.pid()));
+
+            assertThat(attach.exit()).as(attach.description()).isEqualTo(1);
+            assertThat(attach.stdout()).as(attach.description()).isEmpty();
+            assertThat(attach.stderr()).as("one line naming the setting, not a wait for a bean that never comes\n%s",
+                    attach.description()).singleElement().asString()
+                    .isEqualTo("kmem4j: pid " + jvm.pid() + " was started with kmem4j and enabled=false, so it runs on"
+                            + " the JDK's allocator; nothing loaded (kmem4j loads once per JVM: restart it without"
+                            + " enabled=false)");
+            finish(jvm);
+            assertThat(jvm.stderrLines()).as("nothing loaded, so no second load logged anything\n%s", jvm.describe())
+                    .noneMatch(l -> l.contains("changes nothing"));
+        }
+    }
+
     // ------------------------------------------------------------------------------------ helpers
 
     private record Row(long objs, long active, int usePercent, String objSizeKib, long slabs, long objPerSlab,

@@ -51,7 +51,14 @@ final class AttachCommand implements Callable<Integer> {
         try {
             final java.util.Properties target = vm.getSystemProperties();
             final String serving = target.getProperty(io.kmem4j.agent.AgentInstaller.SERVING_PROPERTY);
-            final boolean running = serving != null && target.getProperty(io.kmem4j.agent.AgentInstaller.STATE_PROPERTY) == null;
+            final String state = target.getProperty(io.kmem4j.agent.AgentInstaller.STATE_PROPERTY);
+            final boolean running = serving != null && state == null;
+            if (state != null && state.startsWith(io.kmem4j.agent.AgentInstaller.DISABLED_STATE)) {
+                // no bean to wait for (enabled=false registers none), and a load would change nothing
+                System.err.println("kmem4j: pid " + pid + " was started with kmem4j and enabled=false, so it runs on the"
+                    + " JDK's allocator; nothing loaded (kmem4j loads once per JVM: restart it without enabled=false)");
+                return 1;
+            }
             try {
                 if (!running) {
                     vm.loadAgent(jar, options);
