@@ -318,12 +318,7 @@ class ObservabilityIT {
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.kmem4j.it.TestJdks#full")
     void attachToAJvmWhoseAgentIsOffChangesNothingAndSaysWhy(Jdk jdk) {
-        try (ForkedJvm jvm = ForkedJvm.builder(jdk, "obs-attach-off-" + jdk.label())
-                .jvmArgs("-javaagent:" + Artifacts.agentJar() + "=magazineRounds=abc")
-                .jar(Artifacts.samplesJar())
-                .programArgs("echo", "--messages", "100", "--connections", "1", "--hold")
-                .start()) {
-            jvm.awaitStdoutLine("echo: holding", RUN_TIMEOUT);
+        try (ForkedJvm jvm = holdingEcho(jdk, "obs-attach-off-", "magazineRounds=abc")) {
 
             AgentCli attach = AgentCli.run(jdk, "attach-off", "attach", String.valueOf(jvm.pid()));
 
@@ -350,12 +345,7 @@ class ObservabilityIT {
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.kmem4j.it.TestJdks#full")
     void attachToAJvmStartedWithEnabledFalseSaysSoAndLoadsNothing(Jdk jdk) {
-        try (ForkedJvm jvm = ForkedJvm.builder(jdk, "obs-attach-disabled-" + jdk.label())
-                .jvmArgs("-javaagent:" + Artifacts.agentJar() + "=enabled=false")
-                .jar(Artifacts.samplesJar())
-                .programArgs("echo", "--messages", "100", "--connections", "1", "--hold")
-                .start()) {
-            jvm.awaitStdoutLine("echo: holding", RUN_TIMEOUT);
+        try (ForkedJvm jvm = holdingEcho(jdk, "obs-attach-disabled-", "enabled=false")) {
 
             AgentCli attach = AgentCli.run(jdk, "attach-disabled", "attach", String.valueOf(jvm.pid()));
 
@@ -401,6 +391,22 @@ class ObservabilityIT {
     }
 
     /** Lets the echo sample exit (stdin EOF) and checks it did so cleanly, without stack traces. */
+    /** The echo sample under the agent with {@code options}, holding after 100 messages (stdin ends it). */
+    private static ForkedJvm holdingEcho(Jdk jdk, String name, String options) {
+        ForkedJvm jvm = ForkedJvm.builder(jdk, name + jdk.label())
+                .jvmArgs("-javaagent:" + Artifacts.agentJar() + "=" + options)
+                .jar(Artifacts.samplesJar())
+                .programArgs("echo", "--messages", "100", "--connections", "1", "--hold")
+                .start();
+        try {
+            jvm.awaitStdoutLine("echo: holding", RUN_TIMEOUT);
+        } catch (RuntimeException | Error e) {
+            jvm.close(); // not left running when it never got there
+            throw e;
+        }
+        return jvm;
+    }
+
     private static void finish(ForkedJvm jvm) {
         jvm.closeStdin();
         int exit = jvm.waitForExit(EXIT_TIMEOUT);
