@@ -10,7 +10,7 @@ import javax.management.MBeanServer;
 
 import io.kmem4j.agent.bridge.AgentThread;
 import io.kmem4j.agent.bridge.BootstrapBridge;
-import io.kmem4j.agent.bridge.JdkClassTransformer;
+import io.kmem4j.agent.bridge.AllocateDirectRewrite;
 import io.kmem4j.agent.bridge.Interceptor;
 import io.kmem4j.agent.bridge.LazyAllocator;
 import io.kmem4j.agent.bridge.PlatformBufferPool;
@@ -40,7 +40,8 @@ import org.slf4j.Logger;
  *   <li>define {@code java.nio.Kmem4jBridge}, probe the JDK's internals ({@link SlabAllocator#checkJdk()}
  *       refuses an unknown shape) and point the bridge at a {@link LazyAllocator}, which builds the
  *       {@link SlabAllocator} at the first direct allocation;</li>
- *   <li>retransform {@code java.nio.ByteBuffer.allocateDirect} to ask the bridge first ({@link JdkClassTransformer});</li>
+ *   <li>retransform {@code java.nio.ByteBuffer.allocateDirect} to call the bridge, which asks the allocator first
+ *       ({@link AllocateDirectRewrite}, no bytecode library);</li>
  *   <li>with {@code presets}, {@code pools} or {@code excludeCallers}: point the bridge's pool fields at a
  *       {@link PoolRouter} and install the {@link PoolTransformer} (which retransforms the pools' and the
  *       excluded classes already loaded);</li>
@@ -261,7 +262,7 @@ public final class AgentInstaller {
             // the pools' releases must know kmem4j's buffers from their first call: with pools the allocator is built now
             final Interceptor eager = routed ? lazy.buildNow() : null;
             bridge.set(null, eager != null ? eager : lazy);
-            JdkClassTransformer.allocateDirect(inst);
+            AllocateDirectRewrite.install(inst, members);
             pools = routed ? installPools(inst, members, eager.allocator(), config) : null;
         } catch (final Throwable t) {
             // off for real: later allocations go to the JDK; buffers already served stay valid (close())
@@ -550,18 +551,55 @@ public final class AgentInstaller {
         }
 
         /**
-         * {@code v} with {@code decimals} digits after a point, rounded half up from its shortest decimal
-         * form: as {@code %.Nf} in the root locale.
+         * {@code v} with {@code decimals} digits after a point, rounded half up from its decimal form
+         * ({@link Double#toString}): as {@code %.Nf} in the root locale, without {@code BigDecimal}
+         * (whose class initialisation on JDK 25 cost some 20 ms at exit).
          */
         static StringBuilder fixed(final StringBuilder sb, final double v, final int decimals) {
             if (!Double.isFinite(v)) {
                 return sb.append(v);
             }
-            if (v < 0) {
+            if (v < 0 || (v == 0 && 1 / v < 0)) {
                 sb.append('-');
             }
-            return sb.append(new java.math.BigDecimal(Double.toString(Math.abs(v)))
-                .setScale(decimals, java.math.RoundingMode.HALF_UP).toPlainString());
+            final String s = Double.toString(Math.abs(v)); // "123.45" or "1.2345E-5"
+            final int e = s.indexOf('E');
+            final String mantissa = e < 0 ? s : s.substring(0, e);
+            final int dot = mantissa.indexOf('.');
+            // the number's decimal digits, and how many of them stand before the point
+            final StringBuilder d = new StringBuilder(mantissa.length() + decimals + 8);
+            d.append(mantissa, 0, dot).append(mantissa, dot + 1, mantissa.length());
+            int point = dot + (e < 0 ? 0 : Integer.parseInt(s.substring(e + 1)));
+            while (point < 1) { // 0.005: one digit before the point at least
+                d.insert(0, '0');
+                point++;
+            }
+            while (d.length() < point + decimals + 1) {
+                d.append('0');
+            }
+            final boolean up = d.charAt(point + decimals) >= '5';
+            d.setLength(point + decimals);
+            if (up) { // half up, carrying
+                int k = d.length() - 1;
+                while (k >= 0 && d.charAt(k) == '9') {
+                    d.setCharAt(k--, '0');
+                }
+                if (k < 0) {
+                    d.insert(0, '1');
+                    point++;
+                } else {
+                    d.setCharAt(k, (char) (d.charAt(k) + 1));
+                }
+            }
+            int lead = 0;
+            while (lead < point - 1 && d.charAt(lead) == '0') {
+                lead++;
+            }
+            sb.append(d, lead, point);
+            if (decimals > 0) {
+                sb.append('.').append(d, point, point + decimals);
+            }
+            return sb;
         }
     }
 }

@@ -110,6 +110,24 @@ public final class Kmem4jAgent extends URLClassLoader {
         }
     }
 
+    /**
+     * The agent's own resources (its version, logging set-up) from the {@link JarFile} opened here, as
+     * its classes: a {@code jar:} URL connection costs a few milliseconds of class loading at start-up.
+     * Anything else as any {@link URLClassLoader}.
+     */
+    @Override
+    public InputStream getResourceAsStream(final String name) {
+        final JarEntry entry = jar.getJarEntry(HIDDEN_ROOT + name);
+        if (entry != null && !entry.isDirectory()) {
+            try {
+                return jar.getInputStream(entry);
+            } catch (final java.io.IOException unreadable) {
+                // as a URLClassLoader does: try the usual way
+            }
+        }
+        return super.getResourceAsStream(name);
+    }
+
     @Override
     protected Class<?> findClass(final String name) throws ClassNotFoundException {
         final JarEntry entry = jar.getJarEntry(HIDDEN_ROOT + name.replace('.', '/') + ".class");

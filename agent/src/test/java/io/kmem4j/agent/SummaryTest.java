@@ -81,8 +81,9 @@ class SummaryTest {
 
     @Test
     void fixedRoundsAsTheRootLocaleFormatterDoes() {
-        for (final double v : new double[] {0, 0.04, 0.05, 0.95, 0.96, 99.95, 99.94, 100, 1.005, 12.345, -0.04, -3.26,
-            Double.NaN, Double.POSITIVE_INFINITY}) {
+        for (final double v : new double[] {0, -0.0, 0.04, 0.05, 0.45, 0.5, 0.95, 0.96, 9.95, 99.95, 99.94, 99.99, 100,
+            1.005, 12.345, 0.0049, 0.005, 1e-5, 1.0E7, 9.999999E7, 123456.789, -0.04, -3.26, Double.MIN_VALUE,
+            Double.MAX_VALUE, Double.NaN, Double.POSITIVE_INFINITY}) {
             assertThat(AgentInstaller.Summary.fixed(new StringBuilder(), v, 1).toString()).as("%s to 1 place", v)
                 .isEqualTo(String.format(Locale.ROOT, "%.1f", v));
             assertThat(AgentInstaller.Summary.fixed(new StringBuilder(), v, 2).toString()).as("%s to 2 places", v)

@@ -74,7 +74,9 @@ class PoolPairIT {
                             + " public static volatile java.util.function.Predicate release,"
                             + " public static volatile java.util.function.Predicate releaseThenOriginal,"
                             + " public static volatile java.util.function.UnaryOperator bufferPools]"
-                            + " methods=[public static java.nio.ByteBuffer allocateDirectJdk]",
+                            // the bridge's two methods: JDK types only (allocateDirect: ByteBuffer.allocateDirect's body)
+                            + " methods=[public static java.nio.ByteBuffer allocateDirect,"
+                            + " public static java.nio.ByteBuffer allocateDirectJdk]",
                     "pool: ok");
             List<String> warnings = jvm.stderrLines().stream().filter(l -> l.startsWith("[kmem4j] WARN"))
                     .collect(Collectors.toList());

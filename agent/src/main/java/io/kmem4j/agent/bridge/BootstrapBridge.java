@@ -12,10 +12,6 @@ import java.util.function.LongFunction;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
-import net.bytebuddy.jar.asm.ClassWriter;
-import net.bytebuddy.jar.asm.MethodVisitor;
-import net.bytebuddy.jar.asm.Opcodes;
-import net.bytebuddy.jar.asm.Type;
 
 /**
  * The only kmem4j class visible to {@code java.base} and to every class loader:
@@ -33,6 +29,11 @@ import net.bytebuddy.jar.asm.Type;
  *       public static volatile Object cleanerMark;     // the mark of kmem4j's cleaners outside the JDK's list (see JdkClassTransformer)
  *       public static volatile UnaryOperator bufferPools = UnaryOperator.identity(); // the platform's buffer pools -> the same with kmem4j's (see PlatformBufferPool)
  *       public static ByteBuffer allocateDirectJdk(int capacity) { return new DirectByteBuffer(capacity); }
+ *       public static ByteBuffer allocateDirect(int capacity) {   // ByteBuffer.allocateDirect's body once rewritten
+ *           IntFunction f = allocator;
+ *           if (f != null) { Object b = f.apply(capacity); if (b != null) return (ByteBuffer) b; }
+ *           return allocateDirectJdk(capacity);
+ *       }
  *   }
  * </pre>
  *
@@ -40,7 +41,8 @@ import net.bytebuddy.jar.asm.Type;
  * can see only bootstrap types, so the agent's classes stay on their own class loader.
  * {@code allocateDirectJdk} is the JDK's own {@code allocateDirect} body, for call sites in excluded
  * callers. A second agent instance (attach after {@code -javaagent}) finds the class already defined
- * and reuses it.
+ * and reuses it. The class file is written at build time ({@link BridgeClassFile}) and read from the
+ * agent jar, so that no bytecode library runs at start-up.
  */
 public final class BootstrapBridge {
     static final String CLASS_NAME = "java.nio.Kmem4jBridge";
@@ -53,6 +55,9 @@ public final class BootstrapBridge {
     static final String CLEANER_MARK = "cleanerMark";
     static final String BUFFER_POOLS = "bufferPools";
     public static final String JDK_ALLOCATE = "allocateDirectJdk";
+    static final String ALLOCATE_DIRECT = "allocateDirect";
+    /** The bridge's class file, written at build time by {@link BridgeClassFile} (no ASM at start-up). */
+    static final String CLASS_FILE = "Kmem4jBridge.bin";
 
     /** The bridge's members, resolved and shape-checked. */
     public static final class Members {
@@ -65,6 +70,8 @@ public final class BootstrapBridge {
         public final Field cleanerMark;
         public final Field bufferPools;
         public final Method allocateDirectJdk;
+        /** {@code allocateDirect(int)}, or {@code null} in a bridge an older kmem4j defined. */
+        public final Method allocateDirect;
 
         private Members(final Class<?> bridge) throws ReflectiveOperationException {
             allocator = field(bridge, FIELD_NAME, IntFunction.class);
@@ -76,6 +83,16 @@ public final class BootstrapBridge {
             cleanerMark = field(bridge, CLEANER_MARK, Object.class);
             bufferPools = field(bridge, BUFFER_POOLS, UnaryOperator.class);
             allocateDirectJdk = bridge.getMethod(JDK_ALLOCATE, int.class);
+            allocateDirect = optional(bridge, ALLOCATE_DIRECT);
+        }
+
+        private static Method optional(final Class<?> bridge, final String name) {
+            try {
+                final Method m = bridge.getMethod(name, int.class);
+                return Modifier.isStatic(m.getModifiers()) && m.getReturnType() == ByteBuffer.class ? m : null;
+            } catch (final NoSuchMethodException older) {
+                return null;
+            }
         }
 
         private static Field field(final Class<?> bridge, final String name, final Class<?> type)
@@ -92,46 +109,6 @@ public final class BootstrapBridge {
     }
 
     /**
-     * The bridge's class file, written with the ASM that ships inside ByteBuddy (a few fields and one
-     * method need no more; ByteBuddy's type builder would cost a few hundred milliseconds of start-up).
-     */
-    static byte[] classBytes() {
-        final ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
-        cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER,
-            CLASS_NAME.replace('.', '/'), null, "java/lang/Object", null);
-        final int psv = Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC | Opcodes.ACC_VOLATILE;
-        cw.visitField(psv, FIELD_NAME, Type.getDescriptor(IntFunction.class), null, null).visitEnd();
-        cw.visitField(psv, EXPLICIT, Type.getDescriptor(LongFunction.class), null, null).visitEnd();
-        cw.visitField(psv, RELEASE, Type.getDescriptor(Predicate.class), null, null).visitEnd();
-        cw.visitField(psv, RELEASE_THEN_ORIGINAL, Type.getDescriptor(Predicate.class), null, null).visitEnd();
-        cw.visitField(psv, RESIZE, Type.getDescriptor(BiFunction.class), null, null).visitEnd();
-        cw.visitField(psv, RESIZED, Type.getDescriptor(BiConsumer.class), null, null).visitEnd();
-        cw.visitField(psv, CLEANER_MARK, Type.getDescriptor(Object.class), null, null).visitEnd();
-        cw.visitField(psv, BUFFER_POOLS, Type.getDescriptor(UnaryOperator.class), null, null).visitEnd();
-        final MethodVisitor clinit = cw.visitMethod(Opcodes.ACC_STATIC, "<clinit>", "()V", null, null);
-        clinit.visitCode();
-        clinit.visitMethodInsn(Opcodes.INVOKESTATIC, Type.getInternalName(UnaryOperator.class), "identity",
-            "()" + Type.getDescriptor(UnaryOperator.class), true);
-        clinit.visitFieldInsn(Opcodes.PUTSTATIC, CLASS_NAME.replace('.', '/'), BUFFER_POOLS,
-            Type.getDescriptor(UnaryOperator.class));
-        clinit.visitInsn(Opcodes.RETURN);
-        clinit.visitMaxs(0, 0);
-        clinit.visitEnd();
-        final MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, JDK_ALLOCATE,
-            "(I)Ljava/nio/ByteBuffer;", null, null);
-        mv.visitCode();
-        mv.visitTypeInsn(Opcodes.NEW, "java/nio/DirectByteBuffer");
-        mv.visitInsn(Opcodes.DUP);
-        mv.visitVarInsn(Opcodes.ILOAD, 0);
-        mv.visitMethodInsn(Opcodes.INVOKESPECIAL, "java/nio/DirectByteBuffer", "<init>", "(I)V", false);
-        mv.visitInsn(Opcodes.ARETURN);
-        mv.visitMaxs(0, 0);
-        mv.visitEnd();
-        cw.visitEnd();
-        return cw.toByteArray();
-    }
-
-    /**
      * @return the bridge's members, defining the class on first use
      * @throws ReflectiveOperationException when {@code java.nio} is not open to the agent, or a bridge
      *         of another shape is already defined
@@ -141,7 +118,7 @@ public final class BootstrapBridge {
         try {
             bridge = Class.forName(CLASS_NAME, false, null);
         } catch (final ClassNotFoundException notYet) {
-            final byte[] bytes = classBytes();
+            final byte[] bytes = classFile();
             try {
                 bridge = MethodHandles.privateLookupIn(ByteBuffer.class, MethodHandles.lookup()).defineClass(bytes);
             } catch (final LinkageError raced) {
@@ -149,5 +126,17 @@ public final class BootstrapBridge {
             }
         }
         return new Members(bridge);
+    }
+
+    /** The class file built with the agent, or (a build without it: tests from an IDE) one written now. */
+    private static byte[] classFile() {
+        try (java.io.InputStream in = BootstrapBridge.class.getResourceAsStream(CLASS_FILE)) {
+            if (in != null) {
+                return in.readAllBytes();
+            }
+        } catch (final java.io.IOException unreadable) {
+            // write it now
+        }
+        return BridgeClassFile.classBytes();
     }
 }

@@ -2,7 +2,6 @@ package io.kmem4j.agent.bridge;
 
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
-import java.util.function.UnaryOperator;
 
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
@@ -21,7 +20,7 @@ import net.bytebuddy.jar.asm.Type;
  *
  * <p>The transformer stays registered, so a later retransformation of the class by anyone (another
  * agent) keeps the rewrite. A class file newer than the bundled ASM reads is left alone
- * ({@link JdkClassTransformer#unreadable}); {@link #failure()} says why.
+ * ({@link AllocateDirectRewrite#unreadable}); {@link #failure()} says why.
  *
  * <p>Threads: {@link #transform} runs on whichever thread loads or retransforms the class.
  */
@@ -29,7 +28,7 @@ final class BufferPoolListTransformer implements ClassFileTransformer {
     static final String HELPER = "sun/management/ManagementFactoryHelper";
     static final String METHOD = "getBufferPoolMXBeans";
     static final String DESCRIPTOR = "()Ljava/util/List;";
-    private static final String OPERATOR = Type.getInternalName(UnaryOperator.class);
+    private static final String OPERATOR = "java/util/function/UnaryOperator";
 
     private volatile String failure;
     private volatile boolean rewritten;
@@ -52,12 +51,12 @@ final class BufferPoolListTransformer implements ClassFileTransformer {
             return null;
         }
         try {
-            final String problem = JdkClassTransformer.unreadable(classfileBuffer, false);
+            final String problem = AllocateDirectRewrite.unreadable(classfileBuffer, false);
             if (problem != null) {
                 failure = problem;
                 return null;
             }
-            final byte[] bytes = rewrite(classfileBuffer);
+            final byte[] bytes = Asm.rewrite(classfileBuffer);
             rewritten = true;
             return bytes;
         } catch (final Throwable t) {
@@ -67,48 +66,57 @@ final class BufferPoolListTransformer implements ClassFileTransformer {
     }
 
     /**
-     * @param classFile {@code ManagementFactoryHelper}'s class file
-     * @return the rewritten class file
-     * @throws IllegalStateException when the class has no {@code List getBufferPoolMXBeans()}
+     * The rewrite itself, apart: the transformer's own class refers to no ASM type, so that loading it
+     * in premain (where the helper class is usually not loaded yet) loads no ASM class either.
      */
-    static byte[] rewrite(final byte[] classFile) {
-        final ClassReader reader = new ClassReader(classFile);
-        final ClassWriter writer = new ClassWriter(reader, 0);
-        final boolean[] found = new boolean[1];
-        reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
-            @Override
-            public MethodVisitor visitMethod(final int access, final String name, final String descriptor,
-                                             final String signature, final String[] exceptions) {
-                final MethodVisitor mv = super.visitMethod(access, name, descriptor, signature, exceptions);
-                if (!METHOD.equals(name) || !DESCRIPTOR.equals(descriptor)) {
-                    return mv;
-                }
-                found[0] = true;
-                return new MethodVisitor(Opcodes.ASM9, mv) {
-                    @Override
-                    public void visitInsn(final int opcode) {
-                        if (opcode == Opcodes.ARETURN) {
-                            // stack: list -> list, operator -> operator, list -> result -> (List) result
-                            super.visitFieldInsn(Opcodes.GETSTATIC, BootstrapBridge.CLASS_NAME.replace('.', '/'),
-                                BootstrapBridge.BUFFER_POOLS, "L" + OPERATOR + ";");
-                            super.visitInsn(Opcodes.SWAP);
-                            super.visitMethodInsn(Opcodes.INVOKEINTERFACE, OPERATOR, "apply",
-                                "(Ljava/lang/Object;)Ljava/lang/Object;", true);
-                            super.visitTypeInsn(Opcodes.CHECKCAST, "java/util/List");
-                        }
-                        super.visitInsn(opcode);
-                    }
-
-                    @Override
-                    public void visitMaxs(final int maxStack, final int maxLocals) {
-                        super.visitMaxs(maxStack + 1, maxLocals);
-                    }
-                };
-            }
-        }, 0);
-        if (!found[0]) {
-            throw new IllegalStateException(HELPER + " has no " + METHOD + DESCRIPTOR);
+    static final class Asm {
+        private Asm() {
         }
-        return writer.toByteArray();
+
+        /**
+         * @param classFile {@code ManagementFactoryHelper}'s class file
+         * @return the rewritten class file
+         * @throws IllegalStateException when the class has no {@code List getBufferPoolMXBeans()}
+         */
+        static byte[] rewrite(final byte[] classFile) {
+            final ClassReader reader = new ClassReader(classFile);
+            final ClassWriter writer = new ClassWriter(reader, 0);
+            final boolean[] found = new boolean[1];
+            reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
+                @Override
+                public MethodVisitor visitMethod(final int access, final String name, final String descriptor,
+                                                 final String signature, final String[] exceptions) {
+                    final MethodVisitor mv = super.visitMethod(access, name, descriptor, signature, exceptions);
+                    if (!METHOD.equals(name) || !DESCRIPTOR.equals(descriptor)) {
+                        return mv;
+                    }
+                    found[0] = true;
+                    return new MethodVisitor(Opcodes.ASM9, mv) {
+                        @Override
+                        public void visitInsn(final int opcode) {
+                            if (opcode == Opcodes.ARETURN) {
+                                // stack: list -> list, operator -> operator, list -> result -> (List) result
+                                super.visitFieldInsn(Opcodes.GETSTATIC, BootstrapBridge.CLASS_NAME.replace('.', '/'),
+                                    BootstrapBridge.BUFFER_POOLS, "L" + OPERATOR + ";");
+                                super.visitInsn(Opcodes.SWAP);
+                                super.visitMethodInsn(Opcodes.INVOKEINTERFACE, OPERATOR, "apply",
+                                    "(Ljava/lang/Object;)Ljava/lang/Object;", true);
+                                super.visitTypeInsn(Opcodes.CHECKCAST, "java/util/List");
+                            }
+                            super.visitInsn(opcode);
+                        }
+
+                        @Override
+                        public void visitMaxs(final int maxStack, final int maxLocals) {
+                            super.visitMaxs(maxStack + 1, maxLocals);
+                        }
+                    };
+                }
+            }, 0);
+            if (!found[0]) {
+                throw new IllegalStateException(HELPER + " has no " + METHOD + DESCRIPTOR);
+            }
+            return writer.toByteArray();
+        }
     }
 }

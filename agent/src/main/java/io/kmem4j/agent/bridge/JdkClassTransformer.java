@@ -24,7 +24,8 @@ import net.bytebuddy.jar.asm.Type;
  * for every other class it costs one string comparison per class load.
  * <ul>
  *   <li>{@link #allocateDirect}: {@code java.nio.ByteBuffer.allocateDirect(int)} asks the bridge's
- *       {@code allocator} first:
+ *       {@code allocator} first (only where {@link AllocateDirectRewrite}, which needs no ASM, finds a
+ *       body other than the JDK's, or a bridge without {@code allocateDirect}):
  *       <pre>
  *   IntFunction f = Kmem4jBridge.allocator;
  *   if (f != null) { Object b = f.apply(capacity); if (b != null) return (ByteBuffer) b; }
@@ -44,17 +45,12 @@ import net.bytebuddy.jar.asm.Type;
  * </ul>
  *
  * <p>A JDK whose class files are newer than the bundled ASM reads (version 71, JDK 27) is refused
- * before ASM sees the class, with an {@link UnsupportedJdkException} naming both versions: the agent
- * then stays off with one warning. {@code -Dkmem4j.simulateUnsupportedJdk=classFileVersion} makes the
- * class file look one version newer, to test that on any JDK.
+ * before ASM sees the class ({@link AllocateDirectRewrite#unreadable}), with an
+ * {@link UnsupportedJdkException} naming both versions: the agent then stays off with one warning.
  *
  * <p>Threads: {@link #transform} runs on whichever thread loads or retransforms a class.
  */
 public final class JdkClassTransformer implements ClassFileTransformer {
-    /** The value of {@code -Dkmem4j.simulateUnsupportedJdk} that simulates too new a class file. */
-    static final String SIMULATE_CLASS_FILE_VERSION = "classFileVersion";
-    /** The newest class-file major version the bundled ASM reads (JDK 27). */
-    static final int NEWEST_READABLE = Opcodes.V27 & 0xFFFF;
     private static final String BRIDGE = BootstrapBridge.CLASS_NAME.replace('.', '/');
 
     private final Class<?> type;
@@ -87,20 +83,7 @@ public final class JdkClassTransformer implements ClassFileTransformer {
                 new java.util.function.BiConsumer<MethodVisitor, Label>() { // a class, not a lambda: none spun in premain
             @Override
             public void accept(final MethodVisitor mv, final Label body) {
-            final Label none = new Label();
-            mv.visitFieldInsn(Opcodes.GETSTATIC, BRIDGE, BootstrapBridge.FIELD_NAME, "Ljava/util/function/IntFunction;");
-            mv.visitInsn(Opcodes.DUP);
-            mv.visitJumpInsn(Opcodes.IFNULL, none);
-            mv.visitVarInsn(Opcodes.ILOAD, 0);
-            mv.visitMethodInsn(Opcodes.INVOKEINTERFACE, "java/util/function/IntFunction", "apply",
-                "(I)Ljava/lang/Object;", true);
-            mv.visitInsn(Opcodes.DUP);
-            mv.visitJumpInsn(Opcodes.IFNULL, none);
-            mv.visitTypeInsn(Opcodes.CHECKCAST, "java/nio/ByteBuffer");
-            mv.visitInsn(Opcodes.ARETURN);
-            mv.visitLabel(none); // the function or its answer, null
-            mv.visitFrame(Opcodes.F_NEW, 1, new Object[] {Opcodes.INTEGER}, 1, new Object[] {"java/lang/Object"});
-            mv.visitInsn(Opcodes.POP);
+            BridgeClassFile.askAllocatorFirst(mv); // then the JDK's body
             }
         }).install(inst);
     }
@@ -178,22 +161,6 @@ public final class JdkClassTransformer implements ClassFileTransformer {
         }
     }
 
-    /**
-     * @param classFile a class file
-     * @param simulate  true to treat it as one version newer than the bundled ASM reads
-     * @return why it cannot be rewritten (its major version is newer than ASM knows), or {@code null}
-     */
-    static String unreadable(final byte[] classFile, final boolean simulate) {
-        final int major = simulate ? NEWEST_READABLE + 1 : ((classFile[6] & 0xff) << 8) | (classFile[7] & 0xff);
-        if (major <= NEWEST_READABLE) {
-            return null;
-        }
-        return "the class files of " + UnsupportedJdkException.runningJdk() + " are version " + major
-            + (simulate ? " (simulated: -Dkmem4j.simulateUnsupportedJdk=" + SIMULATE_CLASS_FILE_VERSION + ")" : "")
-            + ", newer than the bytecode library in kmem4j reads (ASM: up to version " + NEWEST_READABLE
-            + ", JDK " + (NEWEST_READABLE - 44) + ")";
-    }
-
     @Override
     public byte[] transform(final Module module, final ClassLoader loader, final String className,
                             final Class<?> classBeingRedefined, final ProtectionDomain protectionDomain,
@@ -202,8 +169,8 @@ public final class JdkClassTransformer implements ClassFileTransformer {
             return null;
         }
         try {
-            final String problem = unreadable(classfileBuffer,
-                SIMULATE_CLASS_FILE_VERSION.equals(System.getProperty("kmem4j.simulateUnsupportedJdk")));
+            final String problem = AllocateDirectRewrite.unreadable(classfileBuffer,
+                AllocateDirectRewrite.SIMULATE_CLASS_FILE_VERSION.equals(System.getProperty("kmem4j.simulateUnsupportedJdk")));
             if (problem != null) {
                 unsupported = problem;
                 return null;

@@ -13,6 +13,17 @@ public final class AgentVersion {
 
     /** @return the version, e.g. {@code 0.1.0-SNAPSHOT}, or {@code "(unknown version)"} when the resource is missing. */
     public static String get() {
+        String v = version;
+        if (v == null) {
+            v = read();
+            version = v;
+        }
+        return v;
+    }
+
+    private static volatile String version;
+
+    private static String read() {
         try (InputStream in = AgentVersion.class.getResourceAsStream("kmem4j-version.properties")) {
             final Properties p = new Properties();
             if (in != null) {

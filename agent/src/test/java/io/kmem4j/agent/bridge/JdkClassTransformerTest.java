@@ -26,30 +26,30 @@ class JdkClassTransformerTest {
 
     @Test
     void thisJdksByteBufferIsReadable() throws Exception {
-        assertThat(JdkClassTransformer.unreadable(byteBufferClassFile(), false)).isNull();
+        assertThat(AllocateDirectRewrite.unreadable(byteBufferClassFile(), false)).isNull();
     }
 
     @Test
     void theNewestVersionAsmKnowsIsReadableAndJdk27IsAmongThem() throws Exception {
-        final int known = JdkClassTransformer.NEWEST_READABLE;
+        final int known = AllocateDirectRewrite.NEWEST_READABLE;
         assertThat(known).as("ASM must read JDK 27's class files (version 71)").isGreaterThanOrEqualTo(71);
-        assertThat(JdkClassTransformer.unreadable(withMajorVersion(byteBufferClassFile(), known), false)).isNull();
+        assertThat(AllocateDirectRewrite.unreadable(withMajorVersion(byteBufferClassFile(), known), false)).isNull();
     }
 
     @Test
     void aNewerClassFileIsNamedWithBothVersions() throws Exception {
-        final int newer = JdkClassTransformer.NEWEST_READABLE + 1;
-        assertThat(JdkClassTransformer.unreadable(withMajorVersion(byteBufferClassFile(), newer), false))
+        final int newer = AllocateDirectRewrite.NEWEST_READABLE + 1;
+        assertThat(AllocateDirectRewrite.unreadable(withMajorVersion(byteBufferClassFile(), newer), false))
             .contains("are version " + newer).contains("up to version " + (newer - 1))
             .contains("JDK " + Runtime.version());
-        assertThat(JdkClassTransformer.unreadable(byteBufferClassFile(), true))
+        assertThat(AllocateDirectRewrite.unreadable(byteBufferClassFile(), true))
             .contains("are version " + newer).contains("simulated");
     }
 
     /** Why the check exists: without it ASM itself refuses such a class file, with an exception. */
     @Test
     void asmRefusesAClassFileNewerThanItKnows() throws Exception {
-        final byte[] newer = withMajorVersion(byteBufferClassFile(), JdkClassTransformer.NEWEST_READABLE + 1);
+        final byte[] newer = withMajorVersion(byteBufferClassFile(), AllocateDirectRewrite.NEWEST_READABLE + 1);
         assertThatThrownBy(() -> new net.bytebuddy.jar.asm.ClassReader(newer))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("Unsupported class file major version");
     }

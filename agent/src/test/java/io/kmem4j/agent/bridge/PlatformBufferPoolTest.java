@@ -143,7 +143,7 @@ class PlatformBufferPoolTest {
     @Test
     void everyReturnOfTheListGoesThroughTheBridgeAndNothingElseChanges() throws Exception {
         final byte[] original = helperClassFile();
-        final byte[] rewritten = BufferPoolListTransformer.rewrite(original);
+        final byte[] rewritten = BufferPoolListTransformer.Asm.rewrite(original);
         final List<String> before = instructions(original, BufferPoolListTransformer.METHOD);
         final List<String> after = instructions(rewritten, BufferPoolListTransformer.METHOD);
         final String areturn = String.valueOf(Opcodes.ARETURN);
@@ -167,7 +167,7 @@ class PlatformBufferPoolTest {
     void aClassWithoutTheMethodIsRefused() throws Exception {
         try (InputStream in = Object.class.getResourceAsStream("Object.class")) {
             final byte[] object = in.readAllBytes();
-            assertThatThrownBy(() -> BufferPoolListTransformer.rewrite(object))
+            assertThatThrownBy(() -> BufferPoolListTransformer.Asm.rewrite(object))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("getBufferPoolMXBeans");
         }
     }
