@@ -23,9 +23,9 @@ import java.util.jar.JarFile;
  * <p>This class does almost nothing and never throws: any failure while installing is reported on
  * stderr and the application runs on the JDK's own allocator.
  */
-public final class Kmem4jAgent extends URLClassLoader {
+public final class Kmem4jAgent extends URLClassLoader implements java.util.function.Supplier<Object[]> {
     private static final String HIDDEN_ROOT = "kmem4j-inf/";
-    private static final String INSTALLER = "io.kmem4j.agent.AgentInstaller";
+    private static final String ENTRY = "io.kmem4j.agent.AgentEntry";
     private static final String CLI = "io.kmem4j.agent.cli.Kmem4jCli";
 
     /**
@@ -68,16 +68,33 @@ public final class Kmem4jAgent extends URLClassLoader {
 
     private static void install(final String args, final Instrumentation inst, final boolean dynamic) {
         try {
-            final Class<?> installer = Class.forName(INSTALLER, true,
-                hiddenLoader(ClassLoader.getPlatformClassLoader()));
-            installer.getMethod("installSafely", String.class, Instrumentation.class, boolean.class)
-                .invoke(null, args, inst, dynamic);
+            final Kmem4jAgent loader = hiddenLoader(ClassLoader.getPlatformClassLoader());
+            loader.handoff = new Object[] {args, inst, dynamic};
+            // the entry's static initializer installs (it takes the handoff through get()): no reflective call,
+            // which on JDK 18+ spins method handles, some 10 ms of every start-up on 25
+            Class.forName(ENTRY, true, loader);
+        } catch (final ExceptionInInitializerError e) {
+            System.err.println("[kmem4j] ERROR kmem4j could not start, the application runs on the JDK's allocator: "
+                + e.getCause());
         } catch (final Throwable t) {
             System.err.println("[kmem4j] ERROR kmem4j could not start, the application runs on the JDK's allocator: " + t);
         }
     }
 
-    private static ClassLoader hiddenLoader(final ClassLoader parent) throws java.io.IOException {
+    /** What {@code install} hands to the entry class: the arguments, the instrumentation, dynamic or not. */
+    private volatile Object[] handoff;
+
+    /**
+     * @return the handoff, once ({@code io.kmem4j.agent.AgentEntry} takes it); then {@code null}
+     */
+    @Override
+    public Object[] get() {
+        final Object[] h = handoff;
+        handoff = null;
+        return h;
+    }
+
+    private static Kmem4jAgent hiddenLoader(final ClassLoader parent) throws java.io.IOException {
         final URL jar = Kmem4jAgent.class.getProtectionDomain().getCodeSource().getLocation();
         return new Kmem4jAgent(jar, parent);
     }
