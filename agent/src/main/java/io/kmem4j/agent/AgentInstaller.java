@@ -62,7 +62,7 @@ public final class AgentInstaller {
     static final String TESTED_JDKS = "17, 21, 25, 26 and 27";
 
     /**
-     * Installs kmem4j; never throws. Called reflectively by {@link Kmem4jAgent} through the agent's
+     * Installs kmem4j; never throws. Called by {@link AgentEntry}, in the agent's
      * private class loader. When the configuration is invalid nothing is installed (one ERROR line).
      * When interception cannot start (this JDK does not match, or any failure while installing) the
      * application runs on the JDK's allocator and kmem4j says so everywhere: one WARN (or ERROR)

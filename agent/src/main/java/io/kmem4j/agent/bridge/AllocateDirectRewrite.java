@@ -22,11 +22,12 @@ import io.kmem4j.core.UnsupportedJdkException;
  * of class files, read and run in the interpreter) off the start-up path of every JVM the agent is
  * attached to.
  *
- * <p>Anything else in the method (another agent's rewrite before this one, a JDK whose body is not
- * those nine bytes) or a bridge defined by an older kmem4j without {@code allocateDirect}: nothing is
- * changed here and {@link JdkClassTransformer#allocateDirect} puts its prologue in front of the body
- * as before. The transformer stays registered, so a later retransformation of {@code ByteBuffer} by
- * anyone keeps the rewrite.
+ * <p>Anything else in the method (another agent's rewrite before this one, now or at a later
+ * retransformation; a JDK whose body is not those nine bytes; a class file this does not parse): this
+ * transformer has {@link JdkClassTransformer} put its ASM prologue in front of the body, as before this
+ * rewrite existed. A bridge defined by an older kmem4j, without {@code allocateDirect}: the prologue
+ * alone. The transformer stays registered, so a later retransformation of {@code ByteBuffer} by anyone
+ * keeps one or the other.
  *
  * <p>A JDK whose class files are newer than the bundled ASM reads (version 71, JDK 27) is refused
  * ({@link #unreadable}) as before, with an {@link UnsupportedJdkException} naming both versions: the
@@ -48,11 +49,11 @@ public final class AllocateDirectRewrite implements ClassFileTransformer {
     private static final int ACC_STATIC = 0x0008;
 
     private volatile String unsupported;
-    private volatile String different;
+    private volatile boolean prologueSaid;
     private volatile Throwable failure;
     private volatile boolean rewrote;
 
-    private AllocateDirectRewrite() {
+    AllocateDirectRewrite() {
     }
 
     /**
@@ -84,12 +85,6 @@ public final class AllocateDirectRewrite implements ClassFileTransformer {
         inst.removeTransformer(t);
         if (t.unsupported != null) {
             throw new UnsupportedJdkException(t.unsupported);
-        }
-        if (t.different != null) {
-            io.kmem4j.agent.log.AgentLog.get(AllocateDirectRewrite.class).debug("ByteBuffer.allocateDirect's body is"
-                + " not the JDK's (another agent's rewrite?): kmem4j puts its prologue in front of it instead");
-            JdkClassTransformer.allocateDirect(inst); // a body of another shape: keep it, put the prologue in front
-            return;
         }
         throw new IllegalStateException("rewriting " + ByteBuffer.class.getName() + "." + METHOD + " failed: "
             + (t.failure != null ? t.failure : "the class was not offered for retransformation"), t.failure);
@@ -125,17 +120,46 @@ public final class AllocateDirectRewrite implements ClassFileTransformer {
                 unsupported = problem;
                 return null;
             }
-            final byte[] bytes = rewrite(classfileBuffer);
-            if (bytes == null) {
-                different = "not the JDK's body";
-                return null;
+            byte[] bytes;
+            try {
+                bytes = rewrite(classfileBuffer);
+            } catch (final IllegalArgumentException unparsed) {
+                bytes = null; // ASM may read what this does not: the prologue
             }
-            rewrote = true;
+            if (bytes == null) {
+                bytes = withPrologue(module, loader, className, classBeingRedefined, protectionDomain, classfileBuffer);
+            }
+            if (bytes != null) {
+                rewrote = true;
+            }
             return bytes;
         } catch (final Throwable t) {
             failure = t; // a transformer must not throw; install() reports it
             return null;
         }
+    }
+
+    /**
+     * A body of another shape, now or at any later retransformation (another agent changed it first):
+     * ASM's prologue in front of it ({@link JdkClassTransformer}, loaded only then), so that kmem4j keeps
+     * serving. One DEBUG line the first time.
+     */
+    private byte[] withPrologue(final Module module, final ClassLoader loader, final String className,
+                                final Class<?> classBeingRedefined, final ProtectionDomain protectionDomain,
+                                final byte[] classfileBuffer) {
+        final JdkClassTransformer p = JdkClassTransformer.allocateDirectPrologue();
+        final byte[] bytes = p.transform(module, loader, className, classBeingRedefined, protectionDomain,
+            classfileBuffer);
+        if (bytes == null) {
+            failure = new IllegalStateException("a body other than the JDK's, and the prologue failed: " + p.problem());
+            return null;
+        }
+        if (!prologueSaid) {
+            prologueSaid = true;
+            io.kmem4j.agent.log.AgentLog.get(AllocateDirectRewrite.class).debug("ByteBuffer.allocateDirect's body is"
+                + " not the JDK's (another agent's rewrite?): kmem4j puts its prologue in front of it instead");
+        }
+        return bytes;
     }
 
     /**
@@ -162,7 +186,8 @@ public final class AllocateDirectRewrite implements ClassFileTransformer {
                 final int nameIndex = cf.u2(p);
                 final int length = cf.u4(p + 2);
                 if (wanted && cf.utf8Is(nameIndex, "Code")) {
-                    return cf.isJdkBody(p + 6, length) ? cf.withBody(p, 6 + length, nameIndex) : null;
+                    return cf.isJdkBody(p + 6, length) ? cf.withBody(p, 6 + length, nameIndex, cf.firstLine(p + 6))
+                        : null;
                 }
                 p += 6 + length;
             }
@@ -288,11 +313,36 @@ public final class AllocateDirectRewrite implements ClassFileTransformer {
         }
 
         /**
+         * @param p a Code attribute's content
+         * @return {@code {LineNumberTable's name index, the line of pc 0}} from its LineNumberTable, or
+         *         {@code null} when it has none (stack traces then name the file without a line)
+         */
+        int[] firstLine(final int p) {
+            int q = p + 8 + u4(p + 4);
+            q += 2 + 8 * u2(q); // exception table
+            int attributes = u2(q);
+            q += 2;
+            while (attributes-- > 0) {
+                final int name = u2(q);
+                if (utf8Is(name, "LineNumberTable") && u2(q + 6) > 0) {
+                    for (int k = 0, n = u2(q + 6); k < n; k++) {
+                        if (u2(q + 8 + 4 * k) == 0) {
+                            return new int[] {name, u2(q + 10 + 4 * k)};
+                        }
+                    }
+                }
+                q += 6 + u4(q + 2);
+            }
+            return null;
+        }
+
+        /**
          * The class file with six constant-pool entries appended (the bridge's {@code allocateDirect}
          * Methodref) and the attribute at {@code at} ({@code length} bytes, the method's Code) replaced
-         * by {@code iload_0; invokestatic Kmem4jBridge.allocateDirect; areturn}.
+         * by {@code iload_0; invokestatic Kmem4jBridge.allocateDirect; areturn}, on the line the JDK's
+         * body began ({@code line}: {@link #firstLine}, or {@code null}).
          */
-        byte[] withBody(final int at, final int length, final int codeName) {
+        byte[] withBody(final int at, final int length, final int codeName, final int[] line) {
             final int n = count; // the first new index
             if (n + 6 > 0xffff) {
                 return null;
@@ -315,7 +365,8 @@ public final class AllocateDirectRewrite implements ClassFileTransformer {
             out.write(c, afterPool, at - afterPool);
             final byte[] code = {0x1a, (byte) 0xb8, (byte) ((n + 5) >>> 8), (byte) (n + 5), (byte) 0xb0};
             u2(out, codeName);
-            final int attributeLength = 2 + 2 + 4 + code.length + 2 + 2;
+            final int lines = line == null ? 0 : 2 + 4 + 2 + 4; // LineNumberTable: one entry
+            final int attributeLength = 2 + 2 + 4 + code.length + 2 + 2 + lines;
             u2(out, attributeLength >>> 16);
             u2(out, attributeLength);
             u2(out, 1); // max_stack
@@ -324,7 +375,16 @@ public final class AllocateDirectRewrite implements ClassFileTransformer {
             u2(out, code.length);
             out.write(code, 0, code.length);
             u2(out, 0); // exception table
-            u2(out, 0); // attributes (no frames needed: no branch)
+            // attributes: no stack map frame (no branch); the line, so that traces read as before
+            u2(out, line == null ? 0 : 1);
+            if (line != null) {
+                u2(out, line[0]);
+                u2(out, 0);
+                u2(out, 6);
+                u2(out, 1);
+                u2(out, 0); // start_pc
+                u2(out, line[1]);
+            }
             out.write(c, at + length, c.length - at - length);
             return out.toByteArray();
         }

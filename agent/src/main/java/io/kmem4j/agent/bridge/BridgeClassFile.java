@@ -40,6 +40,7 @@ public final class BridgeClassFile {
         final ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
         cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER,
             BootstrapBridge.CLASS_NAME.replace('.', '/'), null, "java/lang/Object", null);
+        cw.visitSource("Kmem4jBridge.java", null); // stack traces name it, not "Unknown Source"
         final int psv = Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC | Opcodes.ACC_VOLATILE;
         cw.visitField(psv, BootstrapBridge.FIELD_NAME, Type.getDescriptor(IntFunction.class), null, null).visitEnd();
         cw.visitField(psv, BootstrapBridge.EXPLICIT, Type.getDescriptor(LongFunction.class), null, null).visitEnd();
@@ -61,11 +62,7 @@ public final class BridgeClassFile {
         final MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, BootstrapBridge.JDK_ALLOCATE,
             "(I)Ljava/nio/ByteBuffer;", null, null);
         mv.visitCode();
-        mv.visitTypeInsn(Opcodes.NEW, "java/nio/DirectByteBuffer");
-        mv.visitInsn(Opcodes.DUP);
-        mv.visitVarInsn(Opcodes.ILOAD, 0);
-        mv.visitMethodInsn(Opcodes.INVOKESPECIAL, "java/nio/DirectByteBuffer", "<init>", "(I)V", false);
-        mv.visitInsn(Opcodes.ARETURN);
+        jdkBody(mv);
         mv.visitMaxs(0, 0);
         mv.visitEnd();
         allocateDirect(cw);
@@ -79,18 +76,15 @@ public final class BridgeClassFile {
      * <pre>
      *   IntFunction f = allocator;
      *   if (f != null) { Object b = f.apply(capacity); if (b != null) return (ByteBuffer) b; }
-     *   return allocateDirectJdk(capacity);   // new DirectByteBuffer(capacity), the JDK's body
+     *   return new DirectByteBuffer(capacity);   // the JDK's body
      * </pre>
      */
     private static void allocateDirect(final ClassWriter cw) {
-        final String bridge = BootstrapBridge.CLASS_NAME.replace('.', '/');
         final MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, BootstrapBridge.ALLOCATE_DIRECT,
             "(I)Ljava/nio/ByteBuffer;", null, null);
         mv.visitCode();
         askAllocatorFirst(mv);
-        mv.visitVarInsn(Opcodes.ILOAD, 0);
-        mv.visitMethodInsn(Opcodes.INVOKESTATIC, bridge, BootstrapBridge.JDK_ALLOCATE, "(I)Ljava/nio/ByteBuffer;", false);
-        mv.visitInsn(Opcodes.ARETURN);
+        jdkBody(mv); // inline, not a call of allocateDirectJdk: one frame fewer in every stack trace under it
         mv.visitMaxs(0, 0);
         mv.visitEnd();
     }
@@ -117,5 +111,14 @@ public final class BridgeClassFile {
         mv.visitLabel(none); // the function or its answer, null
         mv.visitFrame(Opcodes.F_NEW, 1, new Object[] {Opcodes.INTEGER}, 1, new Object[] {"java/lang/Object"});
         mv.visitInsn(Opcodes.POP);
+    }
+
+    /** The JDK's {@code allocateDirect} body: {@code return new DirectByteBuffer(capacity);}. */
+    private static void jdkBody(final MethodVisitor mv) {
+        mv.visitTypeInsn(Opcodes.NEW, "java/nio/DirectByteBuffer");
+        mv.visitInsn(Opcodes.DUP);
+        mv.visitVarInsn(Opcodes.ILOAD, 0);
+        mv.visitMethodInsn(Opcodes.INVOKESPECIAL, "java/nio/DirectByteBuffer", "<init>", "(I)V", false);
+        mv.visitInsn(Opcodes.ARETURN);
     }
 }

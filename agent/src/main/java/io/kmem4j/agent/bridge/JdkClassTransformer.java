@@ -79,13 +79,27 @@ public final class JdkClassTransformer implements ClassFileTransformer {
      * @throws IllegalStateException when the rewrite failed; the transformer is removed again
      */
     public static void allocateDirect(final Instrumentation inst) throws Exception {
-        new JdkClassTransformer(ByteBuffer.class, "allocateDirect", "(I)Ljava/nio/ByteBuffer;",
+        allocateDirectPrologue().install(inst);
+    }
+
+    /**
+     * @return the transformer that puts the prologue in front of {@code ByteBuffer.allocateDirect(int)},
+     *         not installed ({@link AllocateDirectRewrite} runs it for a body of another shape)
+     */
+    static JdkClassTransformer allocateDirectPrologue() {
+        return new JdkClassTransformer(ByteBuffer.class, "allocateDirect", "(I)Ljava/nio/ByteBuffer;",
                 new java.util.function.BiConsumer<MethodVisitor, Label>() { // a class, not a lambda: none spun in premain
             @Override
             public void accept(final MethodVisitor mv, final Label body) {
             BridgeClassFile.askAllocatorFirst(mv); // then the JDK's body
             }
-        }).install(inst);
+        });
+    }
+
+    /** @return why the last {@link #transform} of the class changed nothing, or {@code null} */
+    String problem() {
+        final Throwable f = failure;
+        return unsupported != null ? unsupported : f != null ? f.toString() : rewrote ? null : "no such method";
     }
 
     /**

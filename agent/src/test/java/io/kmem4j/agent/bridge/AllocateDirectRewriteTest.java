@@ -79,6 +79,11 @@ class AllocateDirectRewriteTest {
                     }
 
                     @Override
+                    public void visitLineNumber(final int line, final net.bytebuddy.jar.asm.Label start) {
+                        code.add("line " + line);
+                    }
+
+                    @Override
                     public void visitMaxs(final int maxStack, final int maxLocals) {
                         code.add("maxs " + maxStack + " " + maxLocals);
                     }
@@ -96,9 +101,11 @@ class AllocateDirectRewriteTest {
         final Map<String, List<String>> before = methods(original);
         final Map<String, List<String>> after = methods(rewritten);
         final String key = "9 allocateDirect(I)Ljava/nio/ByteBuffer;";
-        assertThat(before.get(key)).containsExactly("type 187 java/nio/DirectByteBuffer", "insn 89", "var 21 0",
+        final String line = before.get(key).get(0);
+        assertThat(line).as("the JDK's body has a line").startsWith("line ");
+        assertThat(before.get(key)).containsExactly(line, "type 187 java/nio/DirectByteBuffer", "insn 89", "var 21 0",
             "method 183 java/nio/DirectByteBuffer.<init>(I)V", "insn 176", "maxs 3 1");
-        assertThat(after.get(key)).containsExactly("var 21 0",
+        assertThat(after.get(key)).as("the same line: stack traces read as before").containsExactly(line, "var 21 0",
             "method 184 java/nio/Kmem4jBridge.allocateDirect(I)Ljava/nio/ByteBuffer;", "insn 176", "maxs 1 1");
         assertThat(after.keySet()).as("the same methods, in the same order").containsExactlyElementsOf(before.keySet());
         for (final String m : before.keySet()) {
@@ -137,6 +144,44 @@ class AllocateDirectRewriteTest {
         assertThat(AllocateDirectRewrite.rewrite(writer.toByteArray())).isNull();
     }
 
+    /**
+     * The installed transformer, offered a body of another shape (another agent changed it, now or at a
+     * later retransformation): ASM's prologue in front of that body, not nothing (kmem4j would silently
+     * stop serving).
+     */
+    @Test
+    void theTransformerPutsThePrologueInFrontOfABodyOfAnotherShape() throws Exception {
+        final ClassReader reader = new ClassReader(byteBufferClassFile());
+        final ClassWriter writer = new ClassWriter(reader, 0);
+        reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
+            @Override
+            public MethodVisitor visitMethod(final int access, final String name, final String descriptor,
+                                             final String signature, final String[] exceptions) {
+                final MethodVisitor mv = super.visitMethod(access, name, descriptor, signature, exceptions);
+                return !name.equals("allocateDirect") ? mv : new MethodVisitor(Opcodes.ASM9, mv) {
+                    @Override
+                    public void visitCode() {
+                        super.visitCode();
+                        super.visitInsn(Opcodes.NOP); // another agent's advice, say
+                    }
+                };
+            }
+        }, 0);
+        final byte[] other = writer.toByteArray();
+        final byte[] out = new AllocateDirectRewrite().transform(null, null, "java/nio/ByteBuffer", ByteBuffer.class,
+            null, other);
+        assertThat(out).as("rewritten, with the prologue").isNotNull();
+        final List<String> code = methods(out).get("9 allocateDirect(I)Ljava/nio/ByteBuffer;");
+        assertThat(code.get(0)).isEqualTo("field 178 java/nio/Kmem4jBridge.allocatorLjava/util/function/IntFunction;");
+        assertThat(code).as("the other body kept, after the prologue").contains("insn 0",
+            "method 183 java/nio/DirectByteBuffer.<init>(I)V");
+        assertThat(new AllocateDirectRewrite().transform(null, null, "java/nio/ByteBuffer", ByteBuffer.class, null,
+            byteBufferClassFile())).as("the JDK's body: swapped, as install does").isEqualTo(
+            AllocateDirectRewrite.rewrite(byteBufferClassFile()));
+        assertThat(new AllocateDirectRewrite().transform(null, null, "java/nio/CharBuffer", null, null, other))
+            .as("any other class: untouched").isNull();
+    }
+
     @Test
     void aClassWithoutTheMethodIsLeftAlone() throws Exception {
         try (InputStream in = Object.class.getResourceAsStream("Object.class")) {
@@ -159,8 +204,8 @@ class AllocateDirectRewriteTest {
         assertThat(bridge.get("9 allocateDirect(I)Ljava/nio/ByteBuffer;")).containsExactly(
             "field 178 java/nio/Kmem4jBridge.allocatorLjava/util/function/IntFunction;", "insn 89", "jump 198",
             "var 21 0", "method 185 java/util/function/IntFunction.apply(I)Ljava/lang/Object;", "insn 89", "jump 198",
-            "type 192 java/nio/ByteBuffer", "insn 176", "insn 87", "var 21 0",
-            "method 184 java/nio/Kmem4jBridge.allocateDirectJdk(I)Ljava/nio/ByteBuffer;", "insn 176", "maxs 2 1");
+            "type 192 java/nio/ByteBuffer", "insn 176", "insn 87", "type 187 java/nio/DirectByteBuffer", "insn 89",
+            "var 21 0", "method 183 java/nio/DirectByteBuffer.<init>(I)V", "insn 176", "maxs 3 1");
         try (InputStream in = BootstrapBridge.class.getResourceAsStream(BootstrapBridge.CLASS_FILE)) {
             assertThat(in).as("the build wrote the bridge's class file (exec-maven-plugin, process-classes)").isNotNull();
             assertThat(in.readAllBytes()).isEqualTo(BridgeClassFile.classBytes());
