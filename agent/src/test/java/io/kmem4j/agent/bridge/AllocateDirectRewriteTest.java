@@ -120,37 +120,8 @@ class AllocateDirectRewriteTest {
         assertThat(new ClassReader(rewritten).getClassName()).isEqualTo("java/nio/ByteBuffer");
     }
 
-    @Test
-    void aBodyOfAnotherShapeIsLeftAlone() throws Exception {
-        final ClassReader reader = new ClassReader(byteBufferClassFile());
-        final ClassWriter writer = new ClassWriter(reader, 0);
-        reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
-            @Override
-            public MethodVisitor visitMethod(final int access, final String name, final String descriptor,
-                                             final String signature, final String[] exceptions) {
-                final MethodVisitor mv = super.visitMethod(access, name, descriptor, signature, exceptions);
-                if (!name.equals("allocateDirect")) {
-                    return mv;
-                }
-                return new MethodVisitor(Opcodes.ASM9, mv) {
-                    @Override
-                    public void visitCode() {
-                        super.visitCode();
-                        super.visitInsn(Opcodes.NOP); // another agent's advice, say
-                    }
-                };
-            }
-        }, 0);
-        assertThat(AllocateDirectRewrite.rewrite(writer.toByteArray())).isNull();
-    }
-
-    /**
-     * The installed transformer, offered a body of another shape (another agent changed it, now or at a
-     * later retransformation): ASM's prologue in front of that body, not nothing (kmem4j would silently
-     * stop serving).
-     */
-    @Test
-    void theTransformerPutsThePrologueInFrontOfABodyOfAnotherShape() throws Exception {
+    /** ByteBuffer's class file with a NOP in front of allocateDirect's body: another agent's advice, say. */
+    private static byte[] anotherShape() throws Exception {
         final ClassReader reader = new ClassReader(byteBufferClassFile());
         final ClassWriter writer = new ClassWriter(reader, 0);
         reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
@@ -162,12 +133,27 @@ class AllocateDirectRewriteTest {
                     @Override
                     public void visitCode() {
                         super.visitCode();
-                        super.visitInsn(Opcodes.NOP); // another agent's advice, say
+                        super.visitInsn(Opcodes.NOP);
                     }
                 };
             }
         }, 0);
-        final byte[] other = writer.toByteArray();
+        return writer.toByteArray();
+    }
+
+    @Test
+    void aBodyOfAnotherShapeIsLeftAlone() throws Exception {
+        assertThat(AllocateDirectRewrite.rewrite(anotherShape())).isNull();
+    }
+
+    /**
+     * The installed transformer, offered a body of another shape (another agent changed it, now or at a
+     * later retransformation): ASM's prologue in front of that body, not nothing (kmem4j would silently
+     * stop serving).
+     */
+    @Test
+    void theTransformerPutsThePrologueInFrontOfABodyOfAnotherShape() throws Exception {
+        final byte[] other = anotherShape();
         final byte[] out = new AllocateDirectRewrite().transform(null, null, "java/nio/ByteBuffer", ByteBuffer.class,
             null, other);
         assertThat(out).as("rewritten, with the prologue").isNotNull();
