@@ -34,8 +34,15 @@ package io.kmem4j.core;
 final class Refill {
     /** A thread freezes a slab of a class of its own only after this many allocations from it. */
     static final long FREEZE_AFTER_ALLOCATIONS = 256;
-    /** Objects a thread new to a class takes per refill from the shared slabs. */
+    /** Objects a thread new to a class takes per refill from the shared slabs, at most. */
     static final int SHARED_REFILL = 8;
+    /**
+     * Bytes a thread new to a class takes per refill from the shared slabs, at most (one object at
+     * least): what it holds beyond the one it asked for stays in its magazine, so eight 64 KiB objects
+     * per refill made a thousand threads holding one 64 KiB buffer each reserve 525 MB for 66 MB live,
+     * and run into a limit the JDK's allocator met with room to spare (new-user trial).
+     */
+    static final int SHARED_REFILL_BYTES = 4096;
 
     private final SlabCache[] caches;
     private final PageHeap pages;
@@ -190,7 +197,12 @@ final class Refill {
             return 0;
         }
         final Magazine m = tc.loaded[cls];
-        return c.fillSharedLocked(m, SHARED_REFILL) > 0 ? m.pop() : 0;
+        return c.fillSharedLocked(m, sharedRefill(c.objectSize)) > 0 ? m.pop() : 0;
+    }
+
+    /** @return objects per refill from the shared slabs for objects of {@code objectSize} bytes: 1 to 8 */
+    static int sharedRefill(final int objectSize) {
+        return Math.max(1, Math.min(SHARED_REFILL, SHARED_REFILL_BYTES / objectSize));
     }
 
     /** Tier 6 (cache lock held): unfreezes my used-up slab and freezes another; 0 when the page heap must grow. */

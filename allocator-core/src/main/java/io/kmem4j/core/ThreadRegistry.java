@@ -189,11 +189,15 @@ final class ThreadRegistry {
     Totals totals() {
         synchronized (lock) {
             final long[] sum = retired.clone();
+            // the GC cleaner thread's figures read once: the same frees in the sum and in gcFrees (read
+            // twice, frees counted in between made explicit frees, frees - gcFrees, negative: a trial saw -1118)
+            final long[] gcStats = gc.stats.clone();
             int live = 0;
             for (final ThreadCache tc : byId) {
                 if (tc != null) {
+                    final long[] st = tc == gc ? gcStats : tc.stats;
                     for (int i = 0; i < sum.length; i++) {
-                        sum[i] += tc.stats[i];
+                        sum[i] += st[i];
                     }
                     if (tc.kind == ThreadCache.CACHING) {
                         live++;
@@ -202,7 +206,7 @@ final class ThreadRegistry {
             }
             long gcFrees = 0;
             for (int c = 0; c < caches.length; c++) {
-                gcFrees += gc.stats[ThreadCache.classBase(c) + ThreadCache.FREES];
+                gcFrees += gcStats[ThreadCache.classBase(c) + ThreadCache.FREES];
             }
             return new Totals(sum, gcFrees, live, retiredCaches);
         }

@@ -509,11 +509,11 @@ class SlabCacheTest {
             final int size = 16 << 10; // 8 objects per slab
             final SlabCache cache = a.cache(a.classes.indexOf(size));
             final List<ByteBuffer> l = new ArrayList<>();
-            for (int i = 0; i < 9; i++) {
-                l.add(a.allocateExplicit(size)); // slab S1 fills up and is unfrozen full; S2 is frozen
+            for (int i = 0; i < 13; i++) {
+                l.add(a.allocateExplicit(size)); // one per refill from the shared slabs: l[0..7] fill S1, l[8..12] S2
             }
-            for (int i = 0; i <= 4; i++) {
-                a.free(l.get(i)); // both magazines full; previous holds 3 unused S2 rounds and l[0] (S1)
+            for (int i = 0; i <= 7; i++) {
+                a.free(l.get(i)); // both magazines full: previous holds l[0..3], loaded l[4..7] (all S1's)
             }
             final Field partialField = SlabCache.class.getDeclaredField("partial");
             partialField.setAccessible(true);
@@ -523,10 +523,10 @@ class SlabCacheTest {
             failing.addAll(original);
             failing.armed = true;
             partialField.set(cache, failing);
-            a.free(l.get(5)); // freeSlow -> flushLocked(previous): l[0] makes S1 partial -> partial.add throws
+            a.free(l.get(8)); // freeSlow -> flushLocked(previous): l[3] makes S1 partial -> partial.add throws
             assertThat(a.stats().hookFailures()).as("precondition: the injected failure hit the flush").isEqualTo(1);
 
-            final List<ByteBuffer> live = new ArrayList<>(l.subList(6, 9));
+            final List<ByteBuffer> live = new ArrayList<>(l.subList(9, 13));
             for (int i = 0; i < 12; i++) {
                 live.add(a.allocateExplicit(size));
             }

@@ -198,13 +198,67 @@ class ThreadLifecycleTest {
 
     @Test
     void manyThreadsHoldingOneSmallBufferEachShareSlabs() throws Exception {
+        final AllocatorStats s = threadsHoldingOneBufferEach(500, 100);
+        // 500 live threads x one 100 B buffer: a frozen 64 KiB slab each would be 32 MiB in 8 chunks
+        assertThat(s.chunks()).as("threads new to a class share slabs instead of freezing one each").isEqualTo(1);
+    }
+
+    /**
+     * The same with 16 KiB buffers: a thread new to the class takes one object per refill from the
+     * shared slabs, not eight, so what 300 threads hold is what they asked for (eight 16 KiB objects
+     * each, the seven extra in their magazines, were 39 MB reserved in 10 chunks for 4.9 MB live).
+     */
+    @Test
+    void manyThreadsHoldingOneMediumBufferEachReserveWhatTheyHold() throws Exception {
+        final AllocatorStats s = threadsHoldingOneBufferEach(300, 16 << 10);
+        assertThat(s.bytesInUse()).isEqualTo(300L * (16 << 10));
+        assertThat(s.chunks()).as("chunks for 300 x 16 KiB live (4.9 MB); reserved %d B", s.bytesReserved())
+            .isLessThanOrEqualTo(2);
+        assertThat(Refill.sharedRefill(64)).isEqualTo(Refill.SHARED_REFILL);
+        assertThat(Refill.sharedRefill(1024)).isEqualTo(4);
+        assertThat(Refill.sharedRefill(4096)).isEqualTo(1);
+        assertThat(Refill.sharedRefill(65536)).isEqualTo(1);
+    }
+
+    /**
+     * Statistics read while the GC cleaner thread frees: its frees are counted once, in the total and in
+     * gcFrees alike, so explicit frees (the difference) never go below what was freed explicitly (here
+     * none). The GC thread's counting is played by a thread adding to its cache's counter as it does.
+     */
+    @Test
+    void explicitFreesStayExactWhileTheGcThreadFrees() throws Exception {
+        final ThreadCache gc = allocator.registry.gc;
+        final int frees = ThreadCache.classBase(0) + ThreadCache.FREES;
+        final java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final Thread cleaner = start("gc-frees", () -> {
+            while (!stop.get()) {
+                gc.stats[frees]++; // plain, owner only, as the GC thread counts
+            }
+        }, failure);
+        try {
+            for (int i = 0; i < 20_000; i++) {
+                final AllocatorStats s = allocator.stats();
+                assertThat(s.explicitFrees()).as("explicit frees in snapshot %d: %s frees, %s by GC", i, s.frees(),
+                    s.gcFrees()).isZero();
+            }
+        } finally {
+            stop.set(true);
+            cleaner.join();
+        }
+        assertThat(failure.get()).isNull();
+        gc.stats[frees] = 0; // no real buffer behind these
+    }
+
+    /** {@code threads} live threads, each holding one buffer of {@code size} bytes: the statistics then. */
+    private AllocatorStats threadsHoldingOneBufferEach(final int threads, final int size) throws Exception {
         final List<ByteBuffer> held = java.util.Collections.synchronizedList(new ArrayList<>());
         final AtomicReference<Throwable> failure = new AtomicReference<>();
-        final List<Thread> threads = new ArrayList<>();
+        final List<Thread> started = new ArrayList<>();
         final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
-        for (int t = 0; t < 500; t++) {
-            threads.add(start("holder-" + t, () -> {
-                held.add(allocator.allocate(100));
+        for (int t = 0; t < threads; t++) {
+            started.add(start("holder-" + t, () -> {
+                held.add(allocator.allocate(size));
                 try {
                     done.await();
                 } catch (final InterruptedException e) {
@@ -212,19 +266,18 @@ class ThreadLifecycleTest {
                 }
             }, failure));
         }
-        while (held.size() < 500 && failure.get() == null) {
+        while (held.size() < threads && failure.get() == null) {
             Thread.onSpinWait();
         }
         final AllocatorStats s = allocator.stats();
         done.countDown();
-        for (final Thread t : threads) {
+        for (final Thread t : started) {
             t.join();
         }
         assertThat(failure.get()).isNull();
-        assertThat(s.liveBuffers()).isEqualTo(500);
-        // 500 live threads x one 100 B buffer: a frozen 64 KiB slab each would be 32 MiB in 8 chunks
-        assertThat(s.chunks()).as("threads new to a class share slabs instead of freezing one each").isEqualTo(1);
+        assertThat(s.liveBuffers()).isEqualTo(threads);
         held.forEach(TestSupport::invokeCleaner);
+        return s;
     }
 
     @Test

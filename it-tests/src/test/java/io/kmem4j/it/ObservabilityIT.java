@@ -341,7 +341,7 @@ class ObservabilityIT {
         }
     }
 
-    /** A JVM started with enabled=false has no bean to wait for: the command says so at once and loads nothing. */
+    /** A JVM started with enabled=false has no bean to wait for: attach and slabtop say so at once; nothing is loaded. */
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.kmem4j.it.TestJdks#full")
     void attachToAJvmStartedWithEnabledFalseSaysSoAndLoadsNothing(Jdk jdk) {
@@ -356,6 +356,12 @@ class ObservabilityIT {
                     .isEqualTo("kmem4j: pid " + jvm.pid() + " was started with kmem4j and enabled=false, so it runs on"
                             + " the JDK's allocator; nothing loaded (kmem4j loads once per JVM: restart it without"
                             + " enabled=false)");
+            // slabtop gives the same reason, not "no kmem4j agent: attach it" (new-user trial)
+            AgentCli slabtop = AgentCli.run(jdk, "slabtop-disabled", "slabtop", String.valueOf(jvm.pid()), "--once");
+            assertThat(slabtop.exit()).as(slabtop.description()).isEqualTo(1);
+            assertThat(slabtop.stderr()).as(slabtop.description()).singleElement().asString()
+                    .isEqualTo("kmem4j: pid " + jvm.pid() + " was started with kmem4j and enabled=false, so it runs on"
+                            + " the JDK's allocator; no slabs to show (restart it without enabled=false)");
             finish(jvm);
             assertThat(jvm.stderrLines()).as("nothing loaded, so no second load logged anything\n%s", jvm.describe())
                     .noneMatch(l -> l.contains("changes nothing"));

@@ -53,10 +53,11 @@ final class AttachCommand implements Callable<Integer> {
             final String serving = target.getProperty(io.kmem4j.agent.AgentInstaller.SERVING_PROPERTY);
             final String state = target.getProperty(io.kmem4j.agent.AgentInstaller.STATE_PROPERTY);
             final boolean running = serving != null && state == null;
-            if (state != null && state.startsWith(io.kmem4j.agent.AgentInstaller.DISABLED_STATE)) {
+            final String disabled = Off.startedDisabled(target, pid);
+            if (disabled != null) {
                 // no bean to wait for (enabled=false registers none), and a load would change nothing
-                System.err.println("kmem4j: pid " + pid + " was started with kmem4j and enabled=false, so it runs on the"
-                    + " JDK's allocator; nothing loaded (kmem4j loads once per JVM: restart it without enabled=false)");
+                System.err.println(disabled + "; nothing loaded (kmem4j loads once per JVM: restart it without"
+                    + " enabled=false)");
                 return 1;
             }
             try {

@@ -31,4 +31,17 @@ final class Off {
         final Object reason = server.getAttribute(allocator, "DisabledReason");
         return reason instanceof String s && !s.isEmpty() ? s : "(no reason given)";
     }
+
+    /**
+     * @param target the target's system properties (Attach API)
+     * @param pid    its pid
+     * @return the first part of the line saying it was started with {@code enabled=false} (a load that
+     *         registers no bean), or {@code null} when it was not
+     */
+    static String startedDisabled(final java.util.Properties target, final long pid) {
+        final String state = target.getProperty(io.kmem4j.agent.AgentInstaller.STATE_PROPERTY);
+        return state != null && state.startsWith(io.kmem4j.agent.AgentInstaller.DISABLED_STATE)
+            ? "kmem4j: pid " + pid + " was started with kmem4j and enabled=false, so it runs on the JDK's allocator"
+            : null;
+    }
 }

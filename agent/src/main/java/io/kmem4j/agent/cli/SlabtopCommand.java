@@ -102,6 +102,12 @@ final class SlabtopCommand implements Callable<Integer> {
         try {
             final VirtualMachine vm = VirtualMachine.attach(Long.toString(pid));
             try {
+                // enabled=false registers no bean: say so rather than "no kmem4j agent, attach it"
+                final String disabled = Off.startedDisabled(vm.getSystemProperties(), pid);
+                if (disabled != null) {
+                    err.println(disabled + "; no slabs to show (restart it without enabled=false)");
+                    return 1;
+                }
                 address = vm.startLocalManagementAgent();
             } finally {
                 vm.detach();
