@@ -17,7 +17,8 @@ package io.kmem4j.core;
  *                      then one more chunk from the JDK's budget      no cache lock; may fail at once
  *   8 underPressure    no chunk fits: the JDK's path serves it when it fits there; else give my
  *                      caches back, trim, and reclaim as the JDK's Bits would (AtTheLimit: reference
- *                      processing, one shared System.gc, ~0.5 s back-off), trying again each step
+ *                      processing, one shared System.gc, ~0.5 s back-off), trying again each step,
+ *                      taking in the frees GC sent to other threads too
  *   9 (0 returned)     the JDK's own allocateDirect serves the request
  * </pre>
  *
@@ -261,9 +262,14 @@ final class Refill {
         }
     }
 
-    /** One more try once memory may have come back: frees sent to me, my previous magazine, the slabs, a chunk if one fits now. */
+    /** One more try once memory may have come back: frees sent to me, then to anyone, my previous magazine, the slabs, a chunk if one fits now. */
     private long again(final ThreadCache tc, final int cls) {
-        final long a = fromMine(tc, cls);
+        long a = fromMine(tc, cls);
+        if (a != 0) {
+            return a;
+        }
+        remote.drainOthers(tc); // what GC sent to threads that are not asking now
+        a = fromMine(tc, cls);
         if (a != 0) {
             return a;
         }

@@ -11,11 +11,12 @@ package io.kmem4j.core;
  *                                                              └─ owner gone ──▶ orphans
  *   GC cleaner thread, virtual threads ──one free at a time──▶ (the same, never waiting)
  *   owner's slow path ◀── drain: takes its inbox and the orphans with one swap each, keeps them
+ *   a request at the limit ◀── drainOthers: every other thread's inbox too (one swap each)
  *   reaper ◀── returnOrphans: orphans back to their slabs
  * </pre>
  *
  * <p>Ownership: other threads may hand objects back; only the owner takes them ("foreign-thread"
- * entry points end in {@code Mt}). The table of inboxes is indexed by thread-cache id and written
+ * entry points end in {@code Mt}), except at the limit ({@link #drainOthers}). The table of inboxes is indexed by thread-cache id and written
  * copy-on-write by the {@link ThreadRegistry} under its lock; a reader sees either the old or the
  * new table. An id can be reused by a new thread after its owner ended: a free sent to the old
  * owner then lands in the new thread's inbox, which is harmless (magazines take objects of any slab
@@ -77,6 +78,24 @@ final class RemoteFrees {
         }
         if (orphans.nonEmpty()) {
             absorb(tc, orphans.takeAll());
+        }
+    }
+
+    /**
+     * At the limit ({@link AtTheLimit}): takes in the frees sent to every other thread too, one swap
+     * per inbox that holds any. GC sends a collected buffer to the thread whose slab it came from; a
+     * thread that has stopped allocating (or allocates less) drains its inbox only on its own slow
+     * path, so without this the memory a collection gave back could sit there while this request
+     * failed (seen once in about 20 runs of {@code CollectAtTheLimitTest}: about a chunk's worth in
+     * other threads' inboxes). Taking another thread's frees is safe: a magazine holds objects of any
+     * slab of its class, and {@link RemoteInbox#takeAll} may be called from any thread. Threads:
+     * {@code tc}'s own (a platform thread's cache, busy).
+     */
+    void drainOthers(final ThreadCache tc) {
+        for (final RemoteInbox in : inboxes) {
+            if (in != null && in != tc.inbox && in.nonEmpty()) {
+                absorb(tc, in.takeAll());
+            }
         }
     }
 
