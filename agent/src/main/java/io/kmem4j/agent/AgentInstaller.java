@@ -2,7 +2,6 @@ package io.kmem4j.agent;
 
 import java.lang.instrument.Instrumentation;
 import java.lang.management.ManagementFactory;
-import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.Set;
@@ -10,6 +9,7 @@ import javax.management.MBeanServer;
 
 import io.kmem4j.agent.bridge.AgentThread;
 import io.kmem4j.agent.bridge.BootstrapBridge;
+import io.kmem4j.agent.bridge.BridgeField;
 import io.kmem4j.agent.bridge.AllocateDirectRewrite;
 import io.kmem4j.agent.bridge.Interceptor;
 import io.kmem4j.agent.bridge.LazyAllocator;
@@ -241,8 +241,8 @@ public final class AgentInstaller {
         final Logger log = AgentLog.get(AgentInstaller.class);
         final long t1 = System.nanoTime();
         final BootstrapBridge.Members members = BootstrapBridge.members();
-        final Field bridge = members.allocator;
-        if (bridge.get(null) != null) {
+        final BridgeField bridge = members.allocator;
+        if (bridge.get() != null) {
             log.info("kmem4j is already serving ByteBuffer.allocateDirect in this JVM; this {} changes nothing",
                 dynamic ? "attach" : "agent");
             return;
@@ -261,7 +261,7 @@ public final class AgentInstaller {
         try {
             // the pools' releases must know kmem4j's buffers from their first call: with pools the allocator is built now
             final Interceptor eager = routed ? lazy.buildNow() : null;
-            bridge.set(null, eager != null ? eager : lazy);
+            bridge.set(eager != null ? eager : lazy);
             AllocateDirectRewrite.install(inst, members);
             pools = routed ? installPools(inst, members, eager.allocator(), config) : null;
         } catch (final Throwable t) {
@@ -372,7 +372,8 @@ public final class AgentInstaller {
      * deadlock against another thread creating the server).
      */
     private static final class Jmx implements Runnable {
-        private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+        /** 1 once started (not an AtomicBoolean: its VarHandle costs some 2 ms of start-up on 25). */
+        private final java.util.concurrent.atomic.AtomicInteger started = new java.util.concurrent.atomic.AtomicInteger();
         private final LazyAllocator lazy;
         private final StatsSnapshots snapshots;
         private final Kmem4jBufferPool bufferPool;
@@ -397,7 +398,7 @@ public final class AgentInstaller {
         }
 
         void startAfter(final long delayMillis) {
-            if (!started.compareAndSet(false, true)) {
+            if (!started.compareAndSet(0, 1)) {
                 return;
             }
             try {
@@ -408,7 +409,7 @@ public final class AgentInstaller {
                     }
                 }).start();
             } catch (final Throwable t) {
-                started.set(false); // e.g. no thread could be made now: the next creation of the server tries again
+                started.set(0); // e.g. no thread could be made now: the next creation of the server tries again
             }
         }
 

@@ -61,14 +61,14 @@ public final class BootstrapBridge {
 
     /** The bridge's members, resolved and shape-checked. */
     public static final class Members {
-        public final Field allocator;
-        public final Field explicit;
-        public final Field release;
-        public final Field releaseThenOriginal;
-        public final Field resize;
-        public final Field resized;
-        public final Field cleanerMark;
-        public final Field bufferPools;
+        public final BridgeField allocator;
+        public final BridgeField explicit;
+        public final BridgeField release;
+        public final BridgeField releaseThenOriginal;
+        public final BridgeField resize;
+        public final BridgeField resized;
+        public final BridgeField cleanerMark;
+        public final BridgeField bufferPools;
         public final Method allocateDirectJdk;
         /** {@code allocateDirect(int)}, or {@code null} in a bridge an older kmem4j defined. */
         public final Method allocateDirect;
@@ -95,13 +95,13 @@ public final class BootstrapBridge {
             }
         }
 
-        private static Field field(final Class<?> bridge, final String name, final Class<?> type)
+        private static BridgeField field(final Class<?> bridge, final String name, final Class<?> type)
             throws NoSuchFieldException {
             final Field f = bridge.getField(name);
-            if (!Modifier.isStatic(f.getModifiers()) || f.getType() != type) {
+            if (!Modifier.isStatic(f.getModifiers()) || Modifier.isFinal(f.getModifiers()) || f.getType() != type) {
                 throw new NoSuchFieldException(CLASS_NAME + "." + name + " has an unexpected shape: " + f);
             }
-            return f;
+            return new BridgeField(f);
         }
     }
 

@@ -144,14 +144,10 @@ public final class LazyAllocator implements IntFunction<Object> {
      */
     public boolean stop() {
         stopped = true;
-        try {
-            final Object present = bridge.allocator.get(null);
-            if (present != null && (present == this || present == interceptor)) {
-                bridge.allocator.set(null, null);
-                return true;
-            }
-        } catch (final IllegalAccessException impossible) {
-            // a public field of a public class
+        final Object present = bridge.allocator.get();
+        if (present != null && (present == this || present == interceptor)) {
+            bridge.allocator.set(null);
+            return true;
         }
         return false;
     }
@@ -269,23 +265,19 @@ public final class LazyAllocator implements IntFunction<Object> {
 
     /** The bridge calls the interceptor from now on, unless kmem4j was stopped meanwhile. */
     private void swapInto(final Interceptor result) {
-        try {
-            if (bridge.allocator.get(null) == this) {
-                bridge.allocator.set(null, result);
-            }
-            if (stopped && bridge.allocator.get(null) == result) {
-                bridge.allocator.set(null, null); // stop() ran while the interceptor was not yet in the bridge
-            }
-        } catch (final IllegalAccessException impossible) {
-            // a public field of a public class
+        if (bridge.allocator.get() == this) {
+            bridge.allocator.set(result);
+        }
+        if (stopped && bridge.allocator.get() == result) {
+            bridge.allocator.set(null); // stop() ran while the interceptor was not yet in the bridge
         }
     }
 
     /** A build failed for good: the JDK allocates from now on; the state, one ERROR line. Never throws. */
     private void off(final String why) {
         try {
-            if (bridge.allocator.get(null) == this) {
-                bridge.allocator.set(null, null);
+            if (bridge.allocator.get() == this) {
+                bridge.allocator.set(null);
             }
         } catch (final Throwable ignored) {
             // apply() answers null from now on anyway

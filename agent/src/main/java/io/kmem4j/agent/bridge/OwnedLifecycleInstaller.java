@@ -39,14 +39,14 @@ public final class OwnedLifecycleInstaller {
             if (mark == null) {
                 return OwnedLifecycle.unavailableReason();
             }
-            final Object present = bridge.cleanerMark.get(null);
+            final Object present = bridge.cleanerMark.get();
             if (present != null && present != mark) {
                 return "another copy of kmem4j in this JVM owns the JDK cleaner's rewrite";
             }
             JdkClassTransformer.cleanerClean(inst);
-            bridge.cleanerMark.set(null, mark);
+            bridge.cleanerMark.set(mark);
             if (!OwnedLifecycle.rewriteInPlace()) {
-                bridge.cleanerMark.set(null, null);
+                bridge.cleanerMark.set(null);
                 return "the JDK cleaner's clean() did not take the rewrite";
             }
             OwnedLifecycle.enable();

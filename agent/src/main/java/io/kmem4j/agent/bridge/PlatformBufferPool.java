@@ -53,7 +53,7 @@ public final class PlatformBufferPool implements UnaryOperator<Object> {
                                  final BufferPoolMXBean pool, final Runnable onPlatformServer) {
         final BufferPoolListTransformer transformer = new BufferPoolListTransformer();
         try {
-            bridge.bufferPools.set(null, new PlatformBufferPool(pool, onPlatformServer));
+            bridge.bufferPools.set(new PlatformBufferPool(pool, onPlatformServer));
             inst.addTransformer(transformer, true);
             // usually not loaded yet in premain: then the class is rewritten as it loads (no retransformation,
             // and java.management is not started early)
@@ -69,7 +69,7 @@ public final class PlatformBufferPool implements UnaryOperator<Object> {
         } catch (final Throwable t) {
             try {
                 inst.removeTransformer(transformer);
-                bridge.bufferPools.set(null, UnaryOperator.identity());
+                bridge.bufferPools.set(UnaryOperator.identity());
             } catch (final Throwable ignored) {
                 // the rewrite, if any, answers the JDK's list through the identity or this pool
             }

@@ -1,7 +1,7 @@
 package io.kmem4j.agent.jmx;
 
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -41,7 +41,8 @@ public final class StatsSnapshots {
 
     private final Supplier<AllocatorStats> source;
     private final LongSupplier clock;
-    private final AtomicBoolean refreshing = new AtomicBoolean();
+    /** 1 while a thread refreshes (an AtomicInteger, not an AtomicBoolean: that one makes a VarHandle at start-up). */
+    private final AtomicInteger refreshing = new AtomicInteger();
     private final AtomicLong sequence = new AtomicLong();
     private final AtomicLong peakBytesInUse = new AtomicLong();
     private final AtomicLong peakLiveBuffers = new AtomicLong();
@@ -78,13 +79,13 @@ public final class StatsSnapshots {
         if (s == null) {
             return refresh();
         }
-        if (!refreshing.compareAndSet(false, true)) {
+        if (!refreshing.compareAndSet(0, 1)) {
             return s; // another thread is refreshing: the previous snapshot is still good enough
         }
         try {
             return refresh();
         } finally {
-            refreshing.set(false);
+            refreshing.set(0);
         }
     }
 

@@ -45,7 +45,7 @@ public final class PoolRouter {
      */
     public void stopAllocating(final BootstrapBridge.Members bridge) throws IllegalAccessException {
         stopped = true;
-        bridge.explicit.set(null, null);
+        bridge.explicit.set(null);
     }
 
     public long failures() {
@@ -54,11 +54,11 @@ public final class PoolRouter {
 
     /** Points the bridge's pool fields at this router. */
     public void connect(final BootstrapBridge.Members bridge) throws IllegalAccessException {
-        bridge.release.set(null, (java.util.function.Predicate<ByteBuffer>) this::release);
-        bridge.releaseThenOriginal.set(null, (java.util.function.Predicate<ByteBuffer>) this::releaseThenOriginal);
-        bridge.resize.set(null, (java.util.function.BiFunction<ByteBuffer, Long, Object>) this::resize);
-        bridge.resized.set(null, (java.util.function.BiConsumer<Object, ByteBuffer>) this::resized);
-        bridge.explicit.set(null, (java.util.function.LongFunction<ByteBuffer>) this::allocate);
+        bridge.release.set((java.util.function.Predicate<ByteBuffer>) this::release);
+        bridge.releaseThenOriginal.set((java.util.function.Predicate<ByteBuffer>) this::releaseThenOriginal);
+        bridge.resize.set((java.util.function.BiFunction<ByteBuffer, Long, Object>) this::resize);
+        bridge.resized.set((java.util.function.BiConsumer<Object, ByteBuffer>) this::resized);
+        bridge.explicit.set((java.util.function.LongFunction<ByteBuffer>) this::allocate);
     }
 
     /** {@code Kmem4jBridge.explicit}: an explicit buffer of {@code size} bytes, or {@code null} for the pool's own. */

@@ -228,10 +228,10 @@ public final class PoolTransformer implements ClassFileTransformer {
 
     private AsmVisitorWrapper advice(final PoolShape.Fitted f) {
         Advice.WithCustomMapping mapping = Advice.withCustomMapping()
-            .bind(PoolHooks.Explicit.class, bridge.explicit)
-            .bind(PoolHooks.Resize.class, bridge.resize)
-            .bind(PoolHooks.Resized.class, bridge.resized)
-            .bind(PoolHooks.Release.class, f.member.thenOriginal ? bridge.releaseThenOriginal : bridge.release);
+            .bind(PoolHooks.Explicit.class, bridge.explicit.field())
+            .bind(PoolHooks.Resize.class, bridge.resize.field())
+            .bind(PoolHooks.Resized.class, bridge.resized.field())
+            .bind(PoolHooks.Release.class, f.member.thenOriginal ? bridge.releaseThenOriginal.field() : bridge.release.field());
         final Class<?> adviceClass;
         switch (f.role) {
             case ALLOCATE:

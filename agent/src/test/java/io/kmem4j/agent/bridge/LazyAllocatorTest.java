@@ -33,12 +33,12 @@ class LazyAllocatorTest {
     @BeforeEach
     void bridge() throws Exception {
         bridge = BootstrapBridge.members();
-        assertThat(bridge.allocator.get(null)).as("the bridge is free for this test").isNull();
+        assertThat(bridge.allocator.get()).as("the bridge is free for this test").isNull();
     }
 
     @AfterEach
     void close() throws Exception {
-        bridge.allocator.set(null, null);
+        bridge.allocator.set(null);
         synchronized (built) {
             built.forEach(SlabAllocator::close);
         }
@@ -66,7 +66,7 @@ class LazyAllocatorTest {
     private LazyAllocator installed(final Function<SlabAllocatorConfig, SlabAllocator> factory, final long waitMillis)
         throws Exception {
         final LazyAllocator lazy = new LazyAllocator(CONFIG, false, null, bridge, failures::add, factory, waitMillis);
-        bridge.allocator.set(null, lazy);
+        bridge.allocator.set(lazy);
         return lazy;
     }
 
@@ -83,7 +83,7 @@ class LazyAllocatorTest {
         assertThat(b.capacity()).isEqualTo(100);
         assertThat(lazy.existing()).isNotNull();
         assertThat(lazy.existing().owns(b)).as("served by the allocator just built").isTrue();
-        assertThat(bridge.allocator.get(null)).as("the bridge now calls the interceptor directly")
+        assertThat(bridge.allocator.get()).as("the bridge now calls the interceptor directly")
             .isSameAs(lazy.interceptor());
         final ByteBuffer second = (ByteBuffer) lazy.apply(200);
         assertThat(lazy.existing().owns(second)).isTrue();
@@ -170,7 +170,7 @@ class LazyAllocatorTest {
 
         assertThat(attempts.get()).as("builds tried").isEqualTo(1);
         assertThat(lazy.failure()).contains("no chunk for you");
-        assertThat(bridge.allocator.get(null)).as("the bridge sends every later request to the JDK").isNull();
+        assertThat(bridge.allocator.get()).as("the bridge sends every later request to the JDK").isNull();
         assertThat(failures).as("the agent's state is told once").containsExactly("no chunk for you");
     }
 
@@ -209,7 +209,7 @@ class LazyAllocatorTest {
         assertThat(attempts.get()).isEqualTo(LazyAllocator.ATTEMPTS);
         assertThat(lazy.failure()).isEqualTo("deep");
         assertThat(failures).containsExactly("deep");
-        assertThat(bridge.allocator.get(null)).isNull();
+        assertThat(bridge.allocator.get()).isNull();
     }
 
     @Test
@@ -278,7 +278,7 @@ class LazyAllocatorTest {
         }
 
         assertThat(lazy.existing()).as("the build finished").isNotNull();
-        assertThat(bridge.allocator.get(null)).as("but kmem4j stays out of the bridge").isNull();
+        assertThat(bridge.allocator.get()).as("but kmem4j stays out of the bridge").isNull();
     }
 
     @Test
@@ -288,7 +288,7 @@ class LazyAllocatorTest {
 
         assertThat(lazy.stop()).as("kmem4j was in the bridge").isTrue();
 
-        assertThat(bridge.allocator.get(null)).isNull();
+        assertThat(bridge.allocator.get()).isNull();
         assertThat(lazy.apply(64)).isNull();
         assertThat(builds.get()).isZero();
         assertThat(lazy.stop()).as("a second stop finds nothing of kmem4j's in the bridge").isFalse();
@@ -301,7 +301,7 @@ class LazyAllocatorTest {
 
         assertThat(lazy.stop()).isTrue();
 
-        assertThat(bridge.allocator.get(null)).isNull();
+        assertThat(bridge.allocator.get()).isNull();
     }
 
     @Test
@@ -335,7 +335,7 @@ class LazyAllocatorTest {
         }
         assertThat(builds.get()).as("no build for sizes the slabs do not serve").isZero();
         assertThat(lazy.existing()).isNull();
-        assertThat(bridge.allocator.get(null)).as("still waiting for a served size").isSameAs(lazy);
+        assertThat(bridge.allocator.get()).as("still waiting for a served size").isSameAs(lazy);
 
         final ByteBuffer b = (ByteBuffer) lazy.apply(max);
         assertThat(lazy.existing().owns(b)).as("the largest size class is served, and builds").isTrue();

@@ -95,6 +95,18 @@ class AgentConfigTest {
         assertThat(AgentConfig.envName("reapIntervalMillis")).isEqualTo("KMEM4J_REAP_INTERVAL_MILLIS");
     }
 
+    /** The loop names every key as the regular expression it replaced did, and also keys with digits and runs of capitals. */
+    @Test
+    void envNamesAsTheRegularExpressionDid() {
+        final java.util.List<String> keys = new java.util.ArrayList<>();
+        AgentConfig.knownKeys().forEach(keys::add);
+        keys.addAll(java.util.List.of("a", "aB", "aBC", "ABc", "x9Y", "zeroOnFree", "siteSampleRate", "magazineSize2X"));
+        for (final String key : keys) {
+            assertThat(AgentConfig.envName(key)).as(key)
+                .isEqualTo("KMEM4J_" + key.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toUpperCase(java.util.Locale.ROOT));
+        }
+    }
+
     @Test
     void parseSizeUnits() {
         assertThat(AgentConfig.parseSize("4096")).isEqualTo(4096L);

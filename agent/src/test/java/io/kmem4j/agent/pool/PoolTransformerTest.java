@@ -47,9 +47,9 @@ class PoolTransformerTest {
 
     @AfterEach
     void tearDown() throws Exception {
-        for (final java.lang.reflect.Field f : List.of(bridge.explicit, bridge.release, bridge.releaseThenOriginal,
+        for (final io.kmem4j.agent.bridge.BridgeField f : List.of(bridge.explicit, bridge.release, bridge.releaseThenOriginal,
             bridge.resize, bridge.resized)) {
-            f.set(null, null);
+            f.set(null);
         }
         allocator.close();
     }
