@@ -11,7 +11,7 @@ import java.util.Map;
  *
  * <p>Errors: an invalid value throws {@link IllegalArgumentException} whose message names the key,
  * the value and the allowed range, e.g.
- * {@code "invalid kmem4j setting chunkSizeBytes=1000 (allowed: a multiple of 65536 in [262144, 1073741824])"}.
+ * {@code "invalid kmem4j setting chunkSizeBytes=1000 (allowed: a multiple of 65536 in [524288, 1073741824] for maxSizeClassBytes=65536)"}.
  *
  * <p>Threads: instances are immutable and may be shared freely.
  */
@@ -374,7 +374,12 @@ public final class SlabAllocatorConfig {
             final long max = limitBytes >= 0
                 ? Math.min(1 << 30, (limitBytes - Chunk.ALIGN) / PAGE_SIZE_BYTES * PAGE_SIZE_BYTES) : 1 << 30;
             if (bytes < 256 << 10 || bytes > max || bytes % PAGE_SIZE_BYTES != 0) {
-                throw invalid("chunkSizeBytes", bytes, "a multiple of " + PAGE_SIZE_BYTES + " in [262144, " + max + "]"
+                // the least a chunk can be here: one slab of the largest size class (checked again at build,
+                // where a maxSizeClassBytes set later counts), and 256 KiB
+                final long least = Math.max(256 << 10,
+                    (long) SizeClasses.slabPages(new SizeClasses(maxSizeClassBytes).largest()) * PAGE_SIZE_BYTES);
+                throw invalid("chunkSizeBytes", bytes, "a multiple of " + PAGE_SIZE_BYTES + " in [" + least + ", " + max + "]"
+                    + (least > 256 << 10 ? " for maxSizeClassBytes=" + maxSizeClassBytes : "")
                     + (max < 1 << 30 ? ", at most -XX:MaxDirectMemorySize=" + limitBytes : ""));
             }
             this.chunkSizeBytes = (int) bytes;

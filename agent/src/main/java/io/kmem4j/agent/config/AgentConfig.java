@@ -84,9 +84,34 @@ public final class AgentConfig {
 
     public static AgentConfig load(final String agentArgs, final Properties sysProps, final Map<String, String> env) {
         final java.util.List<String> unknownProperties = new java.util.ArrayList<>();
-        final AgentConfig config = fromMap(merge(agentArgs, sysProps, env, unknownProperties));
+        final Map<String, String> sources = new java.util.HashMap<>();
+        final AgentConfig config;
+        try {
+            config = fromMap(merge(agentArgs, sysProps, env, unknownProperties, sources));
+        } catch (final IllegalArgumentException e) {
+            throw naming(e, sources);
+        }
         config.unknownSystemProperties.addAll(unknownProperties);
         return config;
+    }
+
+    /**
+     * An invalid setting that came from the environment, a system property or the configuration file
+     * says where it came from: the agent arguments are what a user reads first, and a stale
+     * {@code KMEM4J_...} variable is easy to forget (trial finding).
+     */
+    private static IllegalArgumentException naming(final IllegalArgumentException e, final Map<String, String> sources) {
+        final String message = e.getMessage();
+        if (message != null) {
+            for (final Map.Entry<String, String> s : sources.entrySet()) {
+                if (message.contains("setting " + s.getKey() + "=")) {
+                    final IllegalArgumentException named = new IllegalArgumentException(message + "; set by " + s.getValue());
+                    named.setStackTrace(e.getStackTrace());
+                    return named;
+                }
+            }
+        }
+        return e;
     }
 
     /**
@@ -100,7 +125,7 @@ public final class AgentConfig {
         try {
             String v;
             try {
-                v = merge(agentArgs, sysProps, env, new java.util.ArrayList<>()).get(SUMMARY);
+                v = merge(agentArgs, sysProps, env, new java.util.ArrayList<>(), new java.util.HashMap<>()).get(SUMMARY);
             } catch (final RuntimeException unreadableFile) {
                 v = parseArgs(agentArgs).get(SUMMARY); // a configFile that cannot be read: the arguments alone
             }
@@ -110,19 +135,28 @@ public final class AgentConfig {
         }
     }
 
-    /** The settings of every source, later sources winning: file, environment, system properties, arguments. */
+    /**
+     * The settings of every source, later sources winning: file, environment, system properties, arguments.
+     *
+     * @param sources filled with where each setting that is not an agent argument came from
+     */
     private static Map<String, String> merge(final String agentArgs, final Properties sysProps, final Map<String, String> env,
-                                             final java.util.List<String> unknownProperties) {
+                                             final java.util.List<String> unknownProperties,
+                                             final Map<String, String> sources) {
         final Map<String, String> args = parseArgs(agentArgs);
         final Map<String, String> merged = new LinkedHashMap<>();
         final String file = firstOf(CONFIG_FILE, args, sysProps, env);
         if (file != null) {
-            merged.putAll(readFile(file));
+            for (final Map.Entry<String, String> e : readFile(file).entrySet()) {
+                merged.put(e.getKey(), e.getValue());
+                sources.put(e.getKey(), "the configuration file " + file);
+            }
         }
         for (final String key : knownKeys()) {
             final String envValue = env.get(envName(key));
             if (envValue != null) {
                 merged.put(key, envValue);
+                sources.put(key, "the environment variable " + envName(key));
             }
         }
         final java.util.List<String> known = new java.util.ArrayList<>();
@@ -136,11 +170,15 @@ public final class AgentConfig {
             final String key = name.substring("kmem4j.".length());
             if (known.contains(key)) {
                 merged.put(key, sysProps.getProperty(name));
+                sources.put(key, "-D" + name);
             } else if (!NOT_SETTINGS.contains(key)) {
                 unknownProperties.add(name);
             }
         }
         merged.putAll(args);
+        for (final String key : args.keySet()) {
+            sources.remove(key); // the agent's own arguments: named as they are
+        }
         merged.remove(CONFIG_FILE);
         return merged;
     }
@@ -255,7 +293,12 @@ public final class AgentConfig {
                     + "' (expected key=value[,key=value...])");
             }
             final String key = part.substring(0, eq).trim();
-            out.put(key, part.substring(eq + 1).trim());
+            final String earlier = out.put(key, part.substring(eq + 1).trim());
+            if (earlier != null) {
+                // which one was meant cannot be known: say so instead of taking the last (trial finding)
+                throw new IllegalArgumentException("kmem4j setting " + key + " is given twice in the agent arguments ("
+                    + key + "=" + earlier + " and " + part.trim() + "); give it once");
+            }
             listKey = LIST_KEYS.contains(key) ? key : null;
         }
         return out;

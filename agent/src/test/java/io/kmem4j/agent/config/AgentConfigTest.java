@@ -66,7 +66,8 @@ class AgentConfigTest {
         assertThat(AgentConfig.parseArgs(" a = 1 , b=2 ,,")).containsExactly(entry("a", "1"), entry("b", "2"));
         assertThat(AgentConfig.parseArgs("a=x=y")).containsExactly(entry("a", "x=y"));
         assertThat(AgentConfig.parseArgs("a=")).containsExactly(entry("a", ""));
-        assertThat(AgentConfig.parseArgs("a=1,a=2")).containsExactly(entry("a", "2"));
+        assertThatIllegalArgumentException().as("a key given twice: which one was meant is not known")
+            .isThrownBy(() -> AgentConfig.parseArgs("a=1,a=2")).withMessageContaining("a is given twice");
     }
 
     @Test
@@ -181,6 +182,38 @@ class AgentConfigTest {
             .doesNotContainKey("configFile");
     }
 
+    /** An invalid setting from the environment, a system property or the file names where it came from; an argument does not need to. */
+    @Test
+    void anInvalidSettingSaysWhichSourceSetIt() throws IOException {
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load(null, props(), Map.of("KMEM4J_MAGAZINE_ROUNDS", "0")))
+            .withMessage("invalid kmem4j setting magazineRounds=0 (allowed: [1, 1024]); set by the environment variable"
+                + " KMEM4J_MAGAZINE_ROUNDS");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load(null, props("kmem4j.magazineRounds", "0"), Map.of()))
+            .withMessageEndingWith("; set by -Dkmem4j.magazineRounds");
+        final Path f = tmp.resolve("bad.properties");
+        Files.writeString(f, "reapIntervalMillis=1\n", StandardCharsets.UTF_8);
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("configFile=" + f, props(), Map.of()))
+            .withMessageEndingWith("; set by the configuration file " + f);
+        assertThatIllegalArgumentException().as("the argument wins over the variable, and is named as it is")
+            .isThrownBy(() -> AgentConfig.load("magazineRounds=0", props(), Map.of("KMEM4J_MAGAZINE_ROUNDS", "8")))
+            .withMessage("invalid kmem4j setting magazineRounds=0 (allowed: [1, 1024])");
+        assertThatIllegalArgumentException().as("a contradiction found at build names its source too")
+            .isThrownBy(() -> AgentConfig.load(null, props(), Map.of("KMEM4J_CHUNK_SIZE_BYTES", "256k")))
+            .withMessageEndingWith("; set by the environment variable KMEM4J_CHUNK_SIZE_BYTES");
+    }
+
+    @Test
+    void aKeyGivenTwiceInTheArgumentsIsRefused() {
+        assertThatIllegalArgumentException().isThrownBy(() -> AgentConfig.load("summary=true,summary=false", props(), Map.of()))
+            .withMessage("kmem4j setting summary is given twice in the agent arguments (summary=true and summary=false);"
+                + " give it once");
+        assertThat(AgentConfig.load("excludeCallers=com.acme.,org.example.,summary=true", props(), Map.of()).summary)
+            .as("a list's items are no repeated keys").isTrue();
+    }
+
     @Test
     void eachSourceAloneIsRead() throws IOException {
         assertThat(AgentConfig.load("summary=true", new Properties(), Map.of()).summary).isTrue();
@@ -281,7 +314,8 @@ class AgentConfigTest {
     void invalidLevelNamesKeyValueAndAllowed() {
         assertThatIllegalArgumentException()
             .isThrownBy(() -> AgentConfig.load(null, new Properties(), Map.of("KMEM4J_LOG_LEVEL", "verbose")))
-            .withMessage("invalid kmem4j setting logLevel=verbose (allowed: trace, debug, info, warn, error, off)");
+            .withMessage("invalid kmem4j setting logLevel=verbose (allowed: trace, debug, info, warn, error, off);"
+                + " set by the environment variable KMEM4J_LOG_LEVEL");
     }
 
     @ParameterizedTest
