@@ -44,7 +44,24 @@ public final class Samples implements Runnable {
     @Spec private CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new Samples()).execute(args));
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line, every subcommand answering {@code --version} as the top one (it printed nothing: trial finding). */
+    static CommandLine commandLine() {
+        final CommandLine cli = new CommandLine(new Samples());
+        final String[] version = {"kmem4j-samples " + version()};
+        cli.getCommandSpec().version(version);
+        for (final CommandLine sub : cli.getSubcommands().values()) {
+            sub.getCommandSpec().version(version);
+        }
+        return cli;
+    }
+
+    /** @return the version in the jar's manifest, or "(development build)" when run from classes */
+    static String version() {
+        final String v = Samples.class.getPackage().getImplementationVersion();
+        return v != null ? v : "(development build)";
     }
 
     @Override

@@ -13,7 +13,7 @@ class SamplesTest {
     private final StringWriter err = new StringWriter();
 
     private int execute(String... args) {
-        return new CommandLine(new Samples())
+        return Samples.commandLine()
                 .setOut(new PrintWriter(out))
                 .setErr(new PrintWriter(err))
                 .execute(args);
@@ -39,6 +39,14 @@ class SamplesTest {
     void runsTheEchoSubcommand() {
         assertThat(execute("echo", "--messages", "100", "--connections", "2")).isZero();
         assertThat(out.toString()).contains("echo: messages=100 connections=2 ");
+    }
+
+    @Test
+    void everyCommandPrintsTheVersion() {
+        assertThat(execute("--version")).isZero();
+        assertThat(execute("echo", "--version")).isZero();
+        assertThat(execute("dropper", "-V")).isZero();
+        assertThat(out.toString().lines()).hasSize(3).allMatch(l -> l.startsWith("kmem4j-samples ") && l.length() > 15);
     }
 
     @Test
