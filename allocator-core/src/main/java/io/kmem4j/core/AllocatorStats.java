@@ -16,7 +16,7 @@ import java.util.List;
  * @param fallbacks           requests passed to the JDK (size outside the window, re-entrant calls,
  *                            exhausted budget, closed allocator)
  * @param remoteFreesSent     frees handed to another thread (deferred cross-thread free)
- * @param remoteFreesAbsorbed deferred frees taken back in by their owner or the reaper
+ * @param remoteFreesAbsorbed deferred frees taken back in by their owner, the reaper, or a thread at the direct-memory limit
  * @param remoteBatches       batches handed over (one CAS each)
  * @param magazineHits        allocations served by a loaded magazine ({@code allocations - magazineMisses})
  * @param magazineMisses      allocations that took the slow path

@@ -25,6 +25,9 @@ final class DirectMemoryLimit {
     }
 
     private static long read() {
+        if (!Object.class.getModule().isExported("jdk.internal.misc", DirectMemoryLimit.class.getModule())) {
+            return -1; // and Agrona's UnsafeApi stays untouched: its initializer would fail for good
+        }
         try {
             // the static field maxDirectMemory() returns (17 to 27), read with Unsafe: no reflective call, which
             // spins LambdaForms at start-up (some 3 ms on 25)

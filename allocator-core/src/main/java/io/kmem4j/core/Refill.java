@@ -268,10 +268,14 @@ final class Refill {
         if (a != 0) {
             return a;
         }
-        remote.drainOthers(tc); // what GC sent to threads that are not asking now
-        a = fromMine(tc, cls);
-        if (a != 0) {
-            return a;
+        // what GC sent to threads that are not asking now
+        final int taken = remote.takeFromOthers(tc.inbox, cls, Integer.MAX_VALUE, object -> tc.keep(cls, object));
+        if (taken > 0) {
+            tc.count(ThreadCache.REMOTE_ABSORBED, taken);
+            a = fromMine(tc, cls);
+            if (a != 0) {
+                return a;
+            }
         }
         try {
             return fromSlabs(tc, cls, true);

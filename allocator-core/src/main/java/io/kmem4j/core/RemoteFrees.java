@@ -11,12 +11,12 @@ package io.kmem4j.core;
  *                                                              └─ owner gone ──▶ orphans
  *   GC cleaner thread, virtual threads ──one free at a time──▶ (the same, never waiting)
  *   owner's slow path ◀── drain: takes its inbox and the orphans with one swap each, keeps them
- *   a request at the limit ◀── drainOthers: every other thread's inbox too (one swap each)
+ *   a request at the limit ◀── takeFromOthers: frees of its class sent to other threads (one swap each)
  *   reaper ◀── returnOrphans: orphans back to their slabs
  * </pre>
  *
  * <p>Ownership: other threads may hand objects back; only the owner takes them ("foreign-thread"
- * entry points end in {@code Mt}), except at the limit ({@link #drainOthers}). The table of inboxes is indexed by thread-cache id and written
+ * entry points end in {@code Mt}), except at the limit ({@link #takeFromOthers}). The table of inboxes is indexed by thread-cache id and written
  * copy-on-write by the {@link ThreadRegistry} under its lock; a reader sees either the old or the
  * new table. An id can be reused by a new thread after its owner ended: a free sent to the old
  * owner then lands in the new thread's inbox, which is harmless (magazines take objects of any slab
@@ -82,21 +82,65 @@ final class RemoteFrees {
     }
 
     /**
-     * At the limit ({@link AtTheLimit}): takes in the frees sent to every other thread too, one swap
-     * per inbox that holds any. GC sends a collected buffer to the thread whose slab it came from; a
-     * thread that has stopped allocating (or allocates less) drains its inbox only on its own slow
-     * path, so without this the memory a collection gave back could sit there while this request
-     * failed (seen once in about 20 runs of {@code CollectAtTheLimitTest}: about a chunk's worth in
-     * other threads' inboxes). Taking another thread's frees is safe: a magazine holds objects of any
-     * slab of its class, and {@link RemoteInbox#takeAll} may be called from any thread. Threads:
-     * {@code tc}'s own (a platform thread's cache, busy).
+     * At the limit ({@link AtTheLimit}): up to {@code max} frees of size class {@code cls} sent to
+     * other threads, each handed to {@code sink}; the frees of other classes, and those beyond
+     * {@code max}, go back to the inbox they came from (one swap to take an inbox, one CAS to put the
+     * rest back; to the orphans when it closed meanwhile). GC sends a collected buffer to the thread
+     * whose slab it came from, and a thread that has stopped allocating (or allocates less) drains its
+     * inbox only on its own slow path, so without this the memory a collection gave back could sit
+     * there while this request failed (seen once in about 20 runs of {@code CollectAtTheLimitTest}:
+     * about a chunk's worth in other threads' inboxes). Taking another thread's frees is safe: a
+     * magazine holds objects of any slab of its class, and {@link RemoteInbox#takeAll} may be called
+     * from any thread. Only the class asked for is taken, so the owner still finds its other frees
+     * (found by a review).
+     *
+     * @param exclude the caller's own inbox, or null
+     * @param sink    takes an object (its link word already cleared, or the whole object zeroed with
+     *                {@code zeroOnFree}); when it throws, the objects not yet taken go to the orphans
+     * @return objects handed to {@code sink}
      */
-    void drainOthers(final ThreadCache tc) {
+    int takeFromOthers(final RemoteInbox exclude, final int cls, final int max, final java.util.function.LongConsumer sink) {
+        int taken = 0;
         for (final RemoteInbox in : inboxes) {
-            if (in != null && in != tc.inbox && in.nonEmpty()) {
-                absorb(tc, in.takeAll());
+            if (taken >= max) {
+                break;
+            }
+            if (in == null || in == exclude || !in.nonEmpty()) {
+                continue;
+            }
+            long a = in.takeAll();
+            long next = 0;
+            long rest = 0;
+            long restTail = 0;
+            try {
+                while (a != 0) {
+                    next = RemoteInbox.next(a);
+                    final SlabCache c = pages.cacheOf(a);
+                    if (taken < max && c.classIndex == cls) {
+                        clearDeferred(a, c.objectSize);
+                        sink.accept(a);
+                        taken++;
+                    } else {
+                        if (rest == 0) {
+                            restTail = a;
+                        }
+                        rest = RemoteInbox.link(a, rest);
+                    }
+                    a = next;
+                }
+            } catch (final Throwable t) {
+                orphans.pushMt(a, a); // the one refused (its link word may be cleared already) ...
+                orphans.pushChain(next); // ... the ones after it ...
+                if (rest != 0) {
+                    orphans.pushMt(rest, restTail); // ... and the ones set aside: nothing is lost
+                }
+                throw t;
+            }
+            if (rest != 0 && !in.pushMt(rest, restTail)) {
+                orphans.pushMt(rest, restTail);
             }
         }
+        return taken;
     }
 
     /**

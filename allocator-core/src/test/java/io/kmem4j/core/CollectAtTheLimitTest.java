@@ -122,6 +122,16 @@ class CollectAtTheLimitTest {
      */
     @Test
     void freesGcSentToAThreadThatStoppedAllocatingServeAnotherAtTheLimit() throws Exception {
+        servedFromAnotherThreadsFrees(false);
+    }
+
+    /** The same for a thread on the shared cache (a virtual thread's tier): one free taken per request. */
+    @Test
+    void freesGcSentToAThreadThatStoppedAllocatingServeTheSharedCacheAtTheLimit() throws Exception {
+        servedFromAnotherThreadsFrees(true);
+    }
+
+    private static void servedFromAnotherThreadsFrees(final boolean sharedCache) throws Exception {
         final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
         long take = 0;
         final java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
@@ -169,6 +179,9 @@ class CollectAtTheLimitTest {
             assertThat(dropped.await(30, TimeUnit.SECONDS)).isTrue();
             final long chunkObjects = a.stats().bytesReserved() / SIZE;
             assertThat(live.size()).as("live here, of %d in the chunk", chunkObjects).isGreaterThan(0);
+            if (sharedCache) {
+                a.registry.bindCurrent(a.registry.shared);
+            }
             int served = 0;
             for (int i = 0; i < 9; i++) {
                 final ByteBuffer b = a.tryAllocate(SIZE);
@@ -188,6 +201,95 @@ class CollectAtTheLimitTest {
             }
             a.close();
         }
+    }
+
+    /**
+     * A request at the limit takes only frees of its own size class from other threads: the owner's
+     * frees of other classes stay in its inbox for its own slow path (a review found that taking all of
+     * them stranded them in the taker's magazines).
+     */
+    @Test
+    void onlyFreesOfTheClassAskedForAreTakenFromAnotherThread() throws Exception {
+        final int small = 1024;
+        final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
+        long take = 0;
+        final java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch drop = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch dropped = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        final AtomicReference<ThreadCache> otherCache = new AtomicReference<>();
+        final List<ByteBuffer> live = new ArrayList<>();
+        final Thread other = new Thread(() -> {
+            try {
+                for (long i = 0; i <= Refill.FREEZE_AFTER_ALLOCATIONS; i++) { // a frozen slab of each class
+                    a.free(a.allocateExplicit(SIZE));
+                    a.free(a.allocateExplicit(small));
+                }
+                List<ByteBuffer> mine = new ArrayList<>();
+                for (int i = 0; i < 9; i++) {
+                    mine.add(a.allocate(SIZE));
+                    mine.add(a.allocate(small));
+                }
+                otherCache.set(a.registry.current());
+                holding.countDown();
+                drop.await(60, TimeUnit.SECONDS);
+                mine = null; // dropped: GC sends their frees to this thread
+                dropped.countDown();
+                done.await(60, TimeUnit.SECONDS);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "stopped-allocating-two-classes");
+        try {
+            a.free(a.allocateExplicit(SIZE));
+            take = TestSupport.exhaustBudgetLeaving(SIZE / 2);
+            other.start();
+            assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
+            for (;;) {
+                final ByteBuffer b = a.tryAllocate(SIZE);
+                if (b == null) {
+                    break;
+                }
+                live.add(b);
+            }
+            drop.countDown();
+            assertThat(dropped.await(30, TimeUnit.SECONDS)).isTrue();
+            final RemoteInbox inbox = otherCache.get().inbox;
+            final int smallClass = a.classes.indexOf(small);
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (count(a, inbox, smallClass) < 9 || count(a, inbox, a.classes.indexOf(SIZE)) < 9) {
+                assertThat(System.nanoTime()).as("GC sent the 18 frees to their owner").isLessThan(deadline);
+                System.gc();
+                ReferenceProcessing.help();
+                Thread.sleep(10);
+            }
+            for (int i = 0; i < 9; i++) {
+                final ByteBuffer b = a.tryAllocate(SIZE);
+                assertThat(b).as("request %d at the limit", i).isNotNull();
+                live.add(b);
+            }
+            assertThat(count(a, inbox, smallClass)).as("the owner's %d B frees, still in its inbox", small).isEqualTo(9);
+            assertThat(count(a, inbox, a.classes.indexOf(SIZE))).as("its %d B frees, taken", SIZE).isZero();
+        } finally {
+            drop.countDown();
+            done.countDown();
+            other.join();
+            if (take > 0) {
+                JdkInternals.unreserveDirectMemory(take);
+            }
+            a.close();
+        }
+    }
+
+    /** Frees of size class {@code cls} waiting in {@code inbox} (the owner is parked: nothing takes them meanwhile but this test's requests). */
+    private static int count(final SlabAllocator a, final RemoteInbox inbox, final int cls) {
+        final int[] n = new int[1];
+        inbox.forEach(address -> {
+            if (a.pages.cacheOf(address).classIndex == cls) {
+                n[0]++;
+            }
+        });
+        return n[0];
     }
 
     /** Waiting at the limit defers an interrupt, as the JDK's {@code Bits.reserveMemory} does: served, and still interrupted. */
