@@ -168,15 +168,7 @@ class CollectAtTheLimitTest {
             other.start();
             assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
             assertThat(heldByTheOther.get()).as("buffers the other thread holds").isEqualTo(9);
-            for (;;) { // the rest of the chunk held live here (the last request reclaims in vain: all is live)
-                final ByteBuffer b = a.tryAllocate(SIZE);
-                if (b == null) {
-                    break;
-                }
-                live.add(b);
-            }
-            drop.countDown();
-            assertThat(dropped.await(30, TimeUnit.SECONDS)).isTrue();
+            fillTheChunkThenLetTheOtherDrop(a, live, drop, dropped);
             final long chunkObjects = a.stats().bytesReserved() / SIZE;
             assertThat(live.size()).as("live here, of %d in the chunk", chunkObjects).isGreaterThan(0);
             if (sharedCache) {
@@ -245,15 +237,7 @@ class CollectAtTheLimitTest {
             take = TestSupport.exhaustBudgetLeaving(SIZE / 2);
             other.start();
             assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
-            for (;;) {
-                final ByteBuffer b = a.tryAllocate(SIZE);
-                if (b == null) {
-                    break;
-                }
-                live.add(b);
-            }
-            drop.countDown();
-            assertThat(dropped.await(30, TimeUnit.SECONDS)).isTrue();
+            fillTheChunkThenLetTheOtherDrop(a, live, drop, dropped);
             final RemoteInbox inbox = otherCache.get().inbox;
             final int smallClass = a.classes.indexOf(small);
             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -279,6 +263,25 @@ class CollectAtTheLimitTest {
             }
             a.close();
         }
+    }
+
+    /**
+     * The rest of the chunk held live in {@code live} (the last request reclaims in vain: all is live),
+     * then the other thread drops what it holds.
+     */
+    private static void fillTheChunkThenLetTheOtherDrop(final SlabAllocator a, final List<ByteBuffer> live,
+                                                        final java.util.concurrent.CountDownLatch drop,
+                                                        final java.util.concurrent.CountDownLatch dropped)
+        throws InterruptedException {
+        for (;;) {
+            final ByteBuffer b = a.tryAllocate(SIZE);
+            if (b == null) {
+                break;
+            }
+            live.add(b);
+        }
+        drop.countDown();
+        assertThat(dropped.await(30, TimeUnit.SECONDS)).isTrue();
     }
 
     /** Frees of size class {@code cls} waiting in {@code inbox} (the owner is parked: nothing takes them meanwhile but this test's requests). */
