@@ -134,10 +134,7 @@ class CollectAtTheLimitTest {
     private static void servedFromAnotherThreadsFrees(final boolean sharedCache) throws Exception {
         final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
         long take = 0;
-        final java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
-        final java.util.concurrent.CountDownLatch drop = new java.util.concurrent.CountDownLatch(1);
-        final java.util.concurrent.CountDownLatch dropped = new java.util.concurrent.CountDownLatch(1);
-        final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        final Steps steps = new Steps();
         final AtomicInteger heldByTheOther = new AtomicInteger();
         final List<ByteBuffer> live = new ArrayList<>();
         final Thread other = new Thread(() -> {
@@ -153,11 +150,11 @@ class CollectAtTheLimitTest {
                     }
                 }
                 heldByTheOther.set(mine.size());
-                holding.countDown();
-                drop.await(60, TimeUnit.SECONDS);
+                steps.holding.countDown();
+                steps.drop.await(60, TimeUnit.SECONDS);
                 mine = null; // dropped: only GC gives them back, and it sends them to this thread
-                dropped.countDown();
-                done.await(60, TimeUnit.SECONDS); // alive, allocating nothing more
+                steps.dropped.countDown();
+                steps.done.await(60, TimeUnit.SECONDS); // alive, allocating nothing more
             } catch (final InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -166,9 +163,9 @@ class CollectAtTheLimitTest {
             a.free(a.allocateExplicit(SIZE)); // one chunk of our own
             take = TestSupport.exhaustBudgetLeaving(SIZE / 2);
             other.start();
-            assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(steps.holding.await(30, TimeUnit.SECONDS)).isTrue();
             assertThat(heldByTheOther.get()).as("buffers the other thread holds").isEqualTo(9);
-            fillTheChunkThenLetTheOtherDrop(a, live, drop, dropped);
+            fillTheChunkThenLetTheOtherDrop(a, live, steps.drop, steps.dropped);
             final long chunkObjects = a.stats().bytesReserved() / SIZE;
             assertThat(live.size()).as("live here, of %d in the chunk", chunkObjects).isGreaterThan(0);
             if (sharedCache) {
@@ -185,13 +182,8 @@ class CollectAtTheLimitTest {
             assertThat(served).as("requests at the limit served from what GC sent to the other thread").isEqualTo(9);
             assertThat(a.stats().chunks()).isEqualTo(1);
         } finally {
-            drop.countDown();
-            done.countDown();
-            other.join();
-            if (take > 0) {
-                JdkInternals.unreserveDirectMemory(take);
-            }
-            a.close();
+            endOther(other, steps.drop, steps.done);
+            giveBack(a, take);
         }
     }
 
@@ -205,10 +197,7 @@ class CollectAtTheLimitTest {
         final int small = 1024;
         final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
         long take = 0;
-        final java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
-        final java.util.concurrent.CountDownLatch drop = new java.util.concurrent.CountDownLatch(1);
-        final java.util.concurrent.CountDownLatch dropped = new java.util.concurrent.CountDownLatch(1);
-        final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        final Steps steps = new Steps();
         final AtomicReference<ThreadCache> otherCache = new AtomicReference<>();
         final List<ByteBuffer> live = new ArrayList<>();
         final Thread other = new Thread(() -> {
@@ -223,11 +212,11 @@ class CollectAtTheLimitTest {
                     mine.add(a.allocate(small));
                 }
                 otherCache.set(a.registry.current());
-                holding.countDown();
-                drop.await(60, TimeUnit.SECONDS);
+                steps.holding.countDown();
+                steps.drop.await(60, TimeUnit.SECONDS);
                 mine = null; // dropped: GC sends their frees to this thread
-                dropped.countDown();
-                done.await(60, TimeUnit.SECONDS);
+                steps.dropped.countDown();
+                steps.done.await(60, TimeUnit.SECONDS);
             } catch (final InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -236,8 +225,8 @@ class CollectAtTheLimitTest {
             a.free(a.allocateExplicit(SIZE));
             take = TestSupport.exhaustBudgetLeaving(SIZE / 2);
             other.start();
-            assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
-            fillTheChunkThenLetTheOtherDrop(a, live, drop, dropped);
+            assertThat(steps.holding.await(30, TimeUnit.SECONDS)).isTrue();
+            fillTheChunkThenLetTheOtherDrop(a, live, steps.drop, steps.dropped);
             final RemoteInbox inbox = otherCache.get().inbox;
             final int smallClass = a.classes.indexOf(small);
             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -255,14 +244,34 @@ class CollectAtTheLimitTest {
             assertThat(count(a, inbox, smallClass)).as("the owner's %d B frees, still in its inbox", small).isEqualTo(9);
             assertThat(count(a, inbox, a.classes.indexOf(SIZE))).as("its %d B frees, taken", SIZE).isZero();
         } finally {
-            drop.countDown();
-            done.countDown();
-            other.join();
-            if (take > 0) {
-                JdkInternals.unreserveDirectMemory(take);
-            }
-            a.close();
+            endOther(other, steps.drop, steps.done);
+            giveBack(a, take);
         }
+    }
+
+    /** The steps of a test with another thread: it holds buffers, drops them when told, and ends when done. */
+    private static final class Steps {
+        final java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch drop = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch dropped = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+    }
+
+    /** Lets the other thread run to its end and waits for it. */
+    private static void endOther(final Thread other, final java.util.concurrent.CountDownLatch... latches)
+        throws InterruptedException {
+        for (final java.util.concurrent.CountDownLatch l : latches) {
+            l.countDown();
+        }
+        other.join();
+    }
+
+    /** The budget the test took, back to the JDK's account; the allocator closed. */
+    private static void giveBack(final SlabAllocator a, final long take) {
+        if (take > 0) {
+            JdkInternals.unreserveDirectMemory(take);
+        }
+        a.close();
     }
 
     /**
