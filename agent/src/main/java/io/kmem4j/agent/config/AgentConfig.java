@@ -63,6 +63,14 @@ public final class AgentConfig {
      * reported with one warning instead of failing start-up (agent arguments and the file are strict).
      */
     public final java.util.List<String> unknownSystemProperties = new java.util.ArrayList<>();
+    /**
+     * {@code KMEM4J_*} environment variables that are not settings (a misspelt {@code KMEM4J_SUMARY}
+     * was ignored without a word: trial finding), reported with one warning as the properties are;
+     * the build's own {@link #BUILD_VARIABLES} are not listed.
+     */
+    public final java.util.List<String> unknownEnvironmentVariables = new java.util.ArrayList<>();
+    /** Environment variables of kmem4j's build and tests (README, Supported JDKs), not agent settings. */
+    static final java.util.Set<String> BUILD_VARIABLES = java.util.Set.of("KMEM4J_TEST_JDKS", "KMEM4J_SMOKE_JDKS");
 
     private AgentConfig(final boolean enabled, final boolean summary, final String logLevel,
                         final boolean ownedLifecycle, final SlabAllocatorConfig allocator, final java.util.List<PoolSpec> pools,
@@ -92,6 +100,16 @@ public final class AgentConfig {
             throw naming(e, sources);
         }
         config.unknownSystemProperties.addAll(unknownProperties);
+        final java.util.Set<String> names = new java.util.HashSet<>(BUILD_VARIABLES);
+        for (final String key : knownKeys()) {
+            names.add(envName(key));
+        }
+        for (final String name : env.keySet()) {
+            if (name.startsWith("KMEM4J_") && !names.contains(name)) {
+                config.unknownEnvironmentVariables.add(name);
+            }
+        }
+        java.util.Collections.sort(config.unknownEnvironmentVariables);
         return config;
     }
 
@@ -258,7 +276,7 @@ public final class AgentConfig {
     }
 
     /** {@code chunkSizeBytes} -> {@code KMEM4J_CHUNK_SIZE_BYTES}: an underscore before each capital that follows a lower-case letter or a digit. */
-    static String envName(final String key) {
+    public static String envName(final String key) {
         final StringBuilder b = new StringBuilder(key.length() + 12).append("KMEM4J_");
         for (int i = 0; i < key.length(); i++) {
             final char c = key.charAt(i);

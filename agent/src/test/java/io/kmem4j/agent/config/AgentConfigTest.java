@@ -273,6 +273,15 @@ class AgentConfigTest {
     }
 
     @Test
+    void unknownEnvironmentVariableWithThePrefixIsReportedNotFatal() {
+        final AgentConfig c = AgentConfig.load(null, props(), Map.of("KMEM4J_SUMARY", "true", "KMEM4J_SUMMARY", "true",
+            "KMEM4J_TEST_JDKS", "/jdk", "PATH", "/bin", "KMEM4J_A", "1"));
+        assertThat(c.unknownEnvironmentVariables).as("the build's own variables are not listed")
+            .containsExactly("KMEM4J_A", "KMEM4J_SUMARY");
+        assertThat(c.summary).isTrue();
+    }
+
+    @Test
     void unknownSystemPropertyWithThePrefixIsReportedNotFatal() {
         // other tools share the prefix (the it-tests pass kmem4j.agent.jar): list it for a warning
         final AgentConfig c = AgentConfig.load(null,
