@@ -98,6 +98,9 @@ public final class AgentInstaller {
         }
         if (config == null) {
             markState(DISABLED_STATE + " (enabled=false)");
+            if (AgentConfig.summaryRequested(args, System.getProperties(), System.getenv())) {
+                summaryAtExit("enabled=false"); // asked for: say why there are no figures (trial finding)
+            }
             return; // enabled=false
         }
         try {

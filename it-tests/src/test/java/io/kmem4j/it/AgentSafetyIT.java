@@ -150,14 +150,21 @@ class AgentSafetyIT {
         assertNoTrouble(agent);
 
         // asked for a summary: the one line at exit says interception was off, and why (it once printed nothing)
-        AppRun summary = AppRun.run(jdk, "direct-invalid-summary-" + jdk.label(),
-                List.of(AppRun.javaagent("summary=true,chunkSizeBytes=5")), directClasspath(), DIRECT_APP, RUN_TIMEOUT);
+        assertSummarySaysOff(jdk, "direct-invalid-summary-", "summary=true,chunkSizeBytes=5", plain, "chunkSizeBytes=5");
+        // enabled=false with a summary asked for: the line at exit says so (it printed nothing: trial finding)
+        assertSummarySaysOff(jdk, "direct-disabled-summary-", "enabled=false,summary=true", plain, "enabled=false");
+    }
+
+    /** The program runs as without the agent, and its one summary line at exit says interception was off, naming {@code why}. */
+    private static void assertSummarySaysOff(Jdk jdk, String label, String options, AppRun plain, String why) {
+        AppRun summary = AppRun.run(jdk, label + jdk.label(), List.of(AppRun.javaagent(options)), directClasspath(),
+                DIRECT_APP, RUN_TIMEOUT);
         assertThat(summary.exit()).as("exit code of %s\n%s", summary, summary.description()).isZero();
         assertThat(summary.stdout()).as("stdout of %s\n%s", summary, summary.description())
                 .containsExactlyElementsOf(plain.stdout());
         assertThat(summary.stderrStartingWith("[kmem4j] summary:"))
                 .as("[kmem4j] summary lines of %s\n%s", summary, summary.description())
-                .singleElement().asString().contains("interception was off").contains("chunkSizeBytes=5");
+                .singleElement().asString().contains("interception was off").contains(why);
         assertNoTrouble(summary);
     }
 

@@ -368,7 +368,14 @@ public final class AgentConfig {
         }
         final Map<String, String> out = new LinkedHashMap<>();
         for (final String name : p.stringPropertyNames()) {
-            out.put(name.startsWith("kmem4j.") ? name.substring("kmem4j.".length()) : name, p.getProperty(name));
+            final String key = name.startsWith("kmem4j.") ? name.substring("kmem4j.".length()) : name;
+            if (CONFIG_FILE.equals(key)) {
+                // it was ignored without a word (trial finding): files do not name further files
+                throw new IllegalArgumentException("invalid kmem4j setting " + CONFIG_FILE + "=" + p.getProperty(name)
+                    + " in the configuration file " + file + " (allowed: only as an agent argument, -Dkmem4j."
+                    + CONFIG_FILE + " or " + envName(CONFIG_FILE) + "; a file does not name another)");
+            }
+            out.put(key, p.getProperty(name));
         }
         return out;
     }

@@ -206,6 +206,14 @@ class AgentConfigTest {
     }
 
     @Test
+    void aConfigurationFileDoesNotNameAnother() throws IOException {
+        final Path f = tmp.resolve("outer.properties");
+        Files.writeString(f, "configFile=/elsewhere.properties\nsummary=true\n", StandardCharsets.UTF_8);
+        assertThatIllegalArgumentException().isThrownBy(() -> AgentConfig.load("configFile=" + f, props(), Map.of()))
+            .withMessageStartingWith("invalid kmem4j setting configFile=/elsewhere.properties in the configuration file " + f);
+    }
+
+    @Test
     void aKeyGivenTwiceInTheArgumentsIsRefused() {
         assertThatIllegalArgumentException().isThrownBy(() -> AgentConfig.load("summary=true,summary=false", props(), Map.of()))
             .withMessage("kmem4j setting summary is given twice in the agent arguments (summary=true and summary=false);"
