@@ -154,7 +154,12 @@ final class Slabtop {
             100.0 * frame.magazineHitRate(), frame.allocations(), frame.frees(), frame.liveBuffers(), frame.fallbacks());
         sb.append('\n').append(COLUMNS).append('\n');
         for (final Cache c : sorted(frame.caches(), sort)) {
-            sb.append(row(c)).append('\n');
+            sb.append(row(c));
+            if (sort == Sort.ALLOCS) {
+                // the figure the rows are sorted by, which procps' columns do not have (trial finding)
+                sb.append(" (allocations ").append(c.allocations()).append(')');
+            }
+            sb.append('\n');
         }
         return sb.toString();
     }

@@ -66,6 +66,19 @@ class SlabtopTest {
         assertThat(names(Slabtop.Sort.ALLOCS)).containsExactly("kmem4j-64", "kmem4j-4096", "kmem4j-65536", "kmem4j-128");
     }
 
+    /** Sorted by allocations, each row shows that figure; other orders keep procps' columns only. */
+    @Test
+    void rowsSortedByAllocationsShowThem() {
+        final java.util.List<String> rows = Slabtop.format(FRAME, 1, Slabtop.Sort.ALLOCS, null).lines()
+            .filter(l -> l.contains(" kmem4j-")).collect(java.util.stream.Collectors.toList());
+        assertThat(rows).hasSize(FRAME.caches().size());
+        for (final Slabtop.Cache c : FRAME.caches()) {
+            assertThat(rows).as(c.name()).anyMatch(l -> l.endsWith(" " + c.name() + " (allocations " + c.allocations() + ")"));
+        }
+        assertThat(Slabtop.format(FRAME, 1, Slabtop.Sort.ACTIVE, null).lines().filter(l -> l.contains(" kmem4j-")))
+            .noneMatch(l -> l.contains("(allocations"));
+    }
+
     @Test
     void tiesGoToTheSmallerObjectSize() {
         final Slabtop.Cache a = new Slabtop.Cache("kmem4j-256", 0, 0, 256, 0, 256, 0, 0);
