@@ -233,12 +233,8 @@ public final class AgentInstaller {
                 config.unknownSystemProperties, String.join(", ", AgentConfig.knownKeys()));
         }
         if (!config.unknownEnvironmentVariables.isEmpty()) {
-            final java.util.List<String> known = new java.util.ArrayList<>();
-            for (final String key : AgentConfig.knownKeys()) {
-                known.add(AgentConfig.envName(key));
-            }
             log.warn("ignoring environment variables that are not kmem4j settings: {} (known: {})",
-                config.unknownEnvironmentVariables, String.join(", ", known));
+                config.unknownEnvironmentVariables, String.join(", ", AgentConfig.knownEnvironmentNames()));
         }
         if (!config.enabled) {
             log.info("kmem4j is installed but disabled (enabled=false)");

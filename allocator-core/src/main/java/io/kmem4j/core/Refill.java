@@ -269,9 +269,7 @@ final class Refill {
             return a;
         }
         // what GC sent to threads that are not asking now
-        final int taken = remote.takeFromOthers(tc.inbox, cls, Integer.MAX_VALUE, object -> tc.keep(cls, object));
-        if (taken > 0) {
-            tc.count(ThreadCache.REMOTE_ABSORBED, taken);
+        if (remote.takeFromOthers(tc, cls, Integer.MAX_VALUE, object -> tc.keep(cls, object)) > 0) {
             a = fromMine(tc, cls);
             if (a != 0) {
                 return a;

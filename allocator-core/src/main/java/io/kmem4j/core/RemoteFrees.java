@@ -94,51 +94,56 @@ final class RemoteFrees {
      * from any thread. Only the class asked for is taken, so the owner still finds its other frees
      * (found by a review).
      *
-     * @param exclude the caller's own inbox, or null
-     * @param sink    takes an object (its link word already cleared, or the whole object zeroed with
-     *                {@code zeroOnFree}); when it throws, the objects not yet taken go to the orphans
+     * @param tc   the caller's cache: its own inbox is skipped, and the frees taken are counted on it
+     *             as absorbed, as {@link #drain} counts them
+     * @param sink takes an object (its link word already cleared, or the whole object zeroed with
+     *             {@code zeroOnFree}); when it throws, the objects not yet taken go to the orphans
      * @return objects handed to {@code sink}
      */
-    int takeFromOthers(final RemoteInbox exclude, final int cls, final int max, final java.util.function.LongConsumer sink) {
+    int takeFromOthers(final ThreadCache tc, final int cls, final int max, final java.util.function.LongConsumer sink) {
         int taken = 0;
-        for (final RemoteInbox in : inboxes) {
-            if (taken >= max) {
-                break;
-            }
-            if (in == null || in == exclude || !in.nonEmpty()) {
-                continue;
-            }
-            long a = in.takeAll();
-            long next = 0;
-            long rest = 0;
-            long restTail = 0;
-            try {
-                while (a != 0) {
-                    next = RemoteInbox.next(a);
-                    final SlabCache c = pages.cacheOf(a);
-                    if (taken < max && c.classIndex == cls) {
-                        clearDeferred(a, c.objectSize);
-                        sink.accept(a);
-                        taken++;
-                    } else {
-                        if (rest == 0) {
-                            restTail = a;
+        try {
+            for (final RemoteInbox in : inboxes) {
+                if (taken >= max) {
+                    break;
+                }
+                if (in == null || in == tc.inbox || !in.nonEmpty()) {
+                    continue;
+                }
+                long a = in.takeAll();
+                long next = 0;
+                long rest = 0;
+                long restTail = 0;
+                try {
+                    while (a != 0) {
+                        next = RemoteInbox.next(a);
+                        final SlabCache c = pages.cacheOf(a);
+                        if (taken < max && c.classIndex == cls) {
+                            clearDeferred(a, c.objectSize);
+                            sink.accept(a);
+                            taken++;
+                        } else {
+                            if (rest == 0) {
+                                restTail = a;
+                            }
+                            rest = RemoteInbox.link(a, rest);
                         }
-                        rest = RemoteInbox.link(a, rest);
+                        a = next;
                     }
-                    a = next;
+                } catch (final Throwable t) {
+                    orphans.pushMt(a, a); // the one refused (its link word may be cleared already) ...
+                    orphans.pushChain(next); // ... the ones after it ...
+                    if (rest != 0) {
+                        orphans.pushMt(rest, restTail); // ... and the ones set aside: nothing is lost
+                    }
+                    throw t;
                 }
-            } catch (final Throwable t) {
-                orphans.pushMt(a, a); // the one refused (its link word may be cleared already) ...
-                orphans.pushChain(next); // ... the ones after it ...
-                if (rest != 0) {
-                    orphans.pushMt(rest, restTail); // ... and the ones set aside: nothing is lost
+                if (rest != 0 && !in.pushMt(rest, restTail)) {
+                    orphans.pushMt(rest, restTail);
                 }
-                throw t;
             }
-            if (rest != 0 && !in.pushMt(rest, restTail)) {
-                orphans.pushMt(rest, restTail);
-            }
+        } finally {
+            tc.count(ThreadCache.REMOTE_ABSORBED, taken); // as absorb counts: each one the sink took
         }
         return taken;
     }

@@ -238,11 +238,7 @@ final class SharedTier {
                 return takeOrGrow(c);
             } catch (final OutOfMemoryError | SlabCache.RetiredException stillFullOrClosed) {
                 // one of the frees GC sent to a platform thread that is not asking now (RemoteFrees.takeFromOthers)
-                if (remote.takeFromOthers(null, c.classIndex, 1, object -> fromOthers[0] = object) == 1) {
-                    tc.count(ThreadCache.REMOTE_ABSORBED, 1);
-                    return fromOthers[0];
-                }
-                return 0;
+                return remote.takeFromOthers(tc, c.classIndex, 1, object -> fromOthers[0] = object) == 1 ? fromOthers[0] : 0;
             }
         }, () -> reaper.relieve(tc, false));
     }

@@ -229,13 +229,13 @@ class CollectAtTheLimitTest {
             fillTheChunkThenLetTheOtherDrop(a, live, steps.drop, steps.dropped);
             final RemoteInbox inbox = otherCache.get().inbox;
             final int smallClass = a.classes.indexOf(small);
-            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (count(a, inbox, smallClass) < 9 || count(a, inbox, a.classes.indexOf(SIZE)) < 9) {
-                assertThat(System.nanoTime()).as("GC sent the 18 frees to their owner").isLessThan(deadline);
-                System.gc();
-                ReferenceProcessing.help();
-                Thread.sleep(10);
-            }
+            org.awaitility.Awaitility.await("GC sent the 18 frees to their owner").atMost(java.time.Duration.ofSeconds(30))
+                .pollInterval(java.time.Duration.ofMillis(10))
+                .until(() -> {
+                    System.gc();
+                    ReferenceProcessing.help();
+                    return count(a, inbox, smallClass) >= 9 && count(a, inbox, a.classes.indexOf(SIZE)) >= 9;
+                });
             for (int i = 0; i < 9; i++) {
                 final ByteBuffer b = a.tryAllocate(SIZE);
                 assertThat(b).as("request %d at the limit", i).isNotNull();

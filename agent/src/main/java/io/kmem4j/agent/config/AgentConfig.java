@@ -101,9 +101,7 @@ public final class AgentConfig {
         }
         config.unknownSystemProperties.addAll(unknownProperties);
         final java.util.Set<String> names = new java.util.HashSet<>(BUILD_VARIABLES);
-        for (final String key : knownKeys()) {
-            names.add(envName(key));
-        }
+        names.addAll(knownEnvironmentNames());
         for (final String name : env.keySet()) {
             if (name.startsWith("KMEM4J_") && !names.contains(name)) {
                 config.unknownEnvironmentVariables.add(name);
@@ -275,8 +273,17 @@ public final class AgentConfig {
         return keys;
     }
 
+    /** @return the environment variable of every setting ({@link #envName}), in {@link #knownKeys()} order */
+    public static java.util.List<String> knownEnvironmentNames() {
+        final java.util.List<String> names = new java.util.ArrayList<>();
+        for (final String key : knownKeys()) {
+            names.add(envName(key));
+        }
+        return names;
+    }
+
     /** {@code chunkSizeBytes} -> {@code KMEM4J_CHUNK_SIZE_BYTES}: an underscore before each capital that follows a lower-case letter or a digit. */
-    public static String envName(final String key) {
+    static String envName(final String key) {
         final StringBuilder b = new StringBuilder(key.length() + 12).append("KMEM4J_");
         for (int i = 0; i < key.length(); i++) {
             final char c = key.charAt(i);
