@@ -9,12 +9,12 @@ import java.lang.invoke.MethodType;
  * carrier's magazines: {@code jdk.internal.misc.CarrierThreadLocal} (a thread-local whose value
  * belongs to the carrier, not the virtual thread) and {@code JavaLangAccess.currentCarrierThread()}.
  *
- * <p>Why it is safe: a virtual thread unmounts only where it blocks (parks, or waits for a monitor);
- * between two such points it runs on one carrier, alone. A carrier's magazines are therefore touched
- * by one thread at a time as long as nothing that may block runs between checking which carrier
- * this is and the magazine operation: a pop or a push, a few plain loads and stores. Anything that
- * may block (a lock, growing the page heap, flushing to slabs) is never done on a carrier's cache by
- * a virtual thread; it takes the shared tier instead.
+ * <p>Why it is safe: a virtual thread takes its carrier's cache for the pop or push with one CAS
+ * ({@link ThreadCache#borrow()}), so the magazines have one user at a time even when a virtual
+ * thread unmounts in the middle of the operation and goes on elsewhere (it parks, waits for a
+ * monitor, or, on JDK 26+, waits for another thread's class initialization, JDK-8369238). Anything
+ * that may block (a lock, growing the page heap, flushing to slabs) is never done on a carrier's
+ * cache by a virtual thread; it takes the shared tier instead.
  *
  * <p>Needs {@code jdk.internal.misc} and {@code jdk.internal.access} exported to this module (the
  * agent exports them); without, or on JDK 17, {@link #available()} is false and virtual threads use

@@ -356,6 +356,9 @@ final class Reaper {
      * meanwhile find its inbox closed and go to the orphans.
      */
     private void retire(final ThreadCache tc) {
+        while (!tc.borrow()) { // an ended carrier's cache, still borrowed by a virtual thread that moved meanwhile
+            Thread.yield();
+        } // (never given back: the cache is gone)
         final long chain = tc.inbox.close();
         tc.flushOutgoing();
         giveBackAll(tc, registry.reaper);

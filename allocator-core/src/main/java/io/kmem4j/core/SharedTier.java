@@ -4,10 +4,17 @@ import java.nio.ByteBuffer;
 
 /**
  * Virtual threads: served from their carrier's magazines (JDK 21+, {@link Carriers}), which a
- * virtual thread may pop and push between two points where it could block, and otherwise, or on a
- * miss the depot cannot refill without waiting, one object at a time from the cache's shared
- * magazine under the cache's lock (refilled from the depot or the lowest shared slab). A million
- * virtual threads never make a million thread caches: the carriers' are enough.
+ * virtual thread borrows for one pop or push ({@link ThreadCache#borrow()}: one CAS) and never waits
+ * on, and otherwise, or on a miss the depot cannot refill without waiting, one object at a time from
+ * the cache's shared magazine under the cache's lock (refilled from the depot or the lowest shared
+ * slab). A million virtual threads never make a million thread caches: the carriers' are enough.
+ *
+ * <p>Why the borrow: a virtual thread may unmount in the middle of a carrier operation even though
+ * nothing there parks: JDK 26 lets one that waits for another thread's class initialization unmount
+ * (JDK-8369238), and it then goes on, with the first carrier's cache, on another carrier, while a
+ * second virtual thread takes over the first carrier. Without the borrow both popped one magazine
+ * (an {@code ArrayIndexOutOfBoundsException} in CI on JDK 27, so the same object could have been
+ * handed out twice); with it, the second one uses the shared tier until the first is done.
  *
  * <p>Threads: any thread whose cache is {@link ThreadRegistry#shared}; statistics are counted
  * atomically on that shared cache.
@@ -46,14 +53,26 @@ final class SharedTier {
      * @return a buffer, or {@code null} when the JDK serves this request (counted as a fallback)
      */
     private ByteBuffer allocateVirtual(final ThreadCache tc, final int capacity, final boolean tracked) {
-        final ThreadCache carrier = registry.carrierCache();
-        if (carrier != null && !carrier.busy) {
+        return allocateOnCarrier(tc, registry.carrierCache(), capacity, tracked);
+    }
+
+    /** {@link #allocateVirtual} with the carrier's cache given ({@code null}: none); package-private for tests. */
+    ByteBuffer allocateOnCarrier(final ThreadCache tc, final ThreadCache carrier, final int capacity, final boolean tracked) {
+        if (carrier != null && !carrier.busy && carrier.borrow()) {
             final int cls = classes.indexOf(capacity);
-            final Magazine m = carrier.loaded[cls];
-            final boolean miss = m.isEmpty();
-            final long address = miss ? refillWithoutWaiting(carrier, cls) : m.pop();
+            final boolean miss;
+            final long address;
+            try {
+                final Magazine m = carrier.loaded[cls];
+                miss = m.isEmpty();
+                address = miss ? refillWithoutWaiting(carrier, cls) : m.pop();
+                if (address != 0) {
+                    carrier.countAllocation(cls, address, capacity, miss);
+                }
+            } finally {
+                carrier.endBorrow();
+            }
             if (address != 0) {
-                carrier.countAllocation(cls, address, capacity, miss); // before anything that may block
                 try {
                     return buffers.newBuffer(tc, address, capacity, tracked);
                 } catch (final Throwable t) {
@@ -113,18 +132,29 @@ final class SharedTier {
      * @return true when the object was kept; false: the caller defers it as before
      */
     boolean freeVirtual(final int cls, final long address, final int capacity, final int owner) {
-        final ThreadCache carrier = registry.carrierCache();
+        return freeOnCarrier(registry.carrierCache(), cls, address, capacity, owner);
+    }
+
+    /** {@link #freeVirtual} with the carrier's cache given ({@code null}: none); package-private for tests. */
+    boolean freeOnCarrier(final ThreadCache carrier, final int cls, final long address, final int capacity, final int owner) {
         if (carrier == null || carrier.busy || (owner != 0 && owner != carrier.id)) {
             return false;
         }
         if (zeroOnFree) {
-            Zeroing.zero(address, capacity); // no wait: still on this carrier afterwards
+            Zeroing.zero(address, capacity); // the object is still the caller's
         }
-        if (!carrier.keepWithoutWaiting(cls, address) && !spillWithoutWaiting(carrier, cls, address)) {
+        if (!carrier.borrow()) {
             return false;
         }
-        carrier.countFree(cls, capacity);
-        return true;
+        try {
+            if (!carrier.keepWithoutWaiting(cls, address) && !spillWithoutWaiting(carrier, cls, address)) {
+                return false;
+            }
+            carrier.countFree(cls, capacity);
+            return true;
+        } finally {
+            carrier.endBorrow();
+        }
     }
 
     /** Both of a carrier's magazines are full: trade the previous one for an empty one of the depot, if the lock is free now. */

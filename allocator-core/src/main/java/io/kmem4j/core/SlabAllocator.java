@@ -52,7 +52,7 @@ public final class SlabAllocator implements AutoCloseable {
     final Accounting accounting;
     final Reaper reaper;
     private final Refill refill;
-    private final SharedTier sharedTier;
+    final SharedTier sharedTier;
     private final BufferFactory buffers;
     private final ExplicitBuffers explicit;
     private volatile boolean closed;

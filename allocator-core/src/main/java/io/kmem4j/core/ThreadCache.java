@@ -81,10 +81,12 @@ final class ThreadCache {
     int sampleCountdown;
 
     private static final VarHandle REVOCATION;
+    private static final VarHandle BORROWED;
 
     static {
         try {
             REVOCATION = MethodHandles.lookup().findVarHandle(ThreadCache.class, "revocation", int.class);
+            BORROWED = MethodHandles.lookup().findVarHandle(ThreadCache.class, "borrowed", int.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -101,6 +103,13 @@ final class ThreadCache {
     private volatile int revocation;
     /** Set once when a virtual thread first uses this cache as its carrier's: never revoked then. */
     volatile boolean carrier;
+    /**
+     * 1 while a virtual thread pops or pushes this carrier's magazines ({@link #borrow()}): one at a
+     * time, even when one moves to another carrier in the middle (JDK 26+ may unmount a virtual
+     * thread that waits for a class's initialization, JDK-8369238, besides where it parks).
+     */
+    @SuppressWarnings("unused") // BORROWED
+    private volatile int borrowed;
     /** The reaper's: this cache's operation count at its last look, and since when it has not changed. */
     long opsAtLastLook = -1;
     long idleSinceNanos;
@@ -379,6 +388,23 @@ final class ThreadCache {
     boolean resumeWithoutWaiting() {
         final int r = revocation;
         return r == OWNED || r == REVOKED && (REVOCATION.compareAndSet(this, REVOKED, OWNED) || revocation == OWNED);
+    }
+
+    /**
+     * A virtual thread takes this carrier's cache for one pop or push and what it needs around it
+     * (one CAS, uncontended unless a virtual thread moved to another carrier in the middle of its
+     * operation and still has it). Pair with {@link #endBorrow()}.
+     *
+     * @return true when the caller has the magazines to itself until {@link #endBorrow()}; false:
+     *         another has them, use the shared tier this time
+     */
+    boolean borrow() {
+        return BORROWED.compareAndSet(this, 0, 1);
+    }
+
+    /** Ends {@link #borrow()}: what the borrower wrote is seen by the next one (a release store). */
+    void endBorrow() {
+        BORROWED.setRelease(this, 0);
     }
 
     /** The reaper: @return true when this cache was owned and is now being revoked (the owner's next call waits). */
