@@ -42,7 +42,10 @@ final class AttachCommand implements Callable<Integer> {
             ClassLoader.getSystemClassLoader()).getProtectionDomain().getCodeSource().getLocation().toURI()).getPath();
         final VirtualMachine vm;
         try {
-            vm = VirtualMachine.attach(Long.toString(pid));
+            vm = AttachTarget.attach(pid);
+        } catch (final AttachTarget.Refused refused) {
+            System.err.println("kmem4j: cannot attach to pid " + pid + ": " + refused.getMessage());
+            return 1;
         } catch (final Exception e) {
             System.err.println("kmem4j: cannot attach to pid " + pid + ": " + e.getMessage()
                 + " (is it a JVM run by the same user?)");

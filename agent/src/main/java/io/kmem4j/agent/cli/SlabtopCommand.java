@@ -100,7 +100,7 @@ final class SlabtopCommand implements Callable<Integer> {
         }
         final String address;
         try {
-            final VirtualMachine vm = VirtualMachine.attach(Long.toString(pid));
+            final VirtualMachine vm = AttachTarget.attach(pid);
             try {
                 // enabled=false registers no bean: say so rather than "no kmem4j agent, attach it"
                 final String disabled = Off.startedDisabled(vm.getSystemProperties(), pid);
@@ -112,6 +112,9 @@ final class SlabtopCommand implements Callable<Integer> {
             } finally {
                 vm.detach();
             }
+        } catch (final AttachTarget.Refused refused) {
+            err.println("kmem4j: cannot attach to pid " + pid + ": " + refused.getMessage());
+            return 1;
         } catch (final Exception e) {
             err.println("kmem4j: cannot attach to pid " + pid + ": " + e.getMessage()
                 + " (is it a running JVM of the same user?)");

@@ -1,0 +1,90 @@
+package io.kmem4j.agent.cli;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import com.sun.tools.attach.AttachNotSupportedException;
+import com.sun.tools.attach.VirtualMachine;
+
+/**
+ * Attaching to a process id, checked first. On Linux the JDK's Attach API starts by sending the
+ * target {@code SIGQUIT} (JDK 17 does so unconditionally), whose default action terminates a process
+ * that does not handle it: {@code slabtop} or {@code attach} given the pid of a Python program or a
+ * web server killed it, and waited 10 s for an answer first (trial finding). A HotSpot JVM handles
+ * {@code SIGQUIT} (it prints thread dumps with it), so a target that does not is refused before
+ * anything is sent. Where {@code /proc} is not there (other systems), or cannot be read (another
+ * user's process, which the signal could not reach either), the Attach API decides as before.
+ *
+ * <p>Threads: the command's thread.
+ */
+final class AttachTarget {
+    /** {@code SIGQUIT} in the signal masks of {@code /proc/<pid>/status} (signal n is bit n - 1). */
+    private static final long SIGQUIT_BIT = 1L << (3 - 1);
+
+    private AttachTarget() {
+    }
+
+    /**
+     * @return the attached JVM
+     * @throws Refused when {@code pid} is a process that does not handle {@code SIGQUIT} (nothing was
+     *         sent to it); its message says why, for the caller to print
+     * @throws AttachNotSupportedException as {@link VirtualMachine#attach(String)}
+     * @throws IOException as {@link VirtualMachine#attach(String)}
+     */
+    static VirtualMachine attach(final long pid) throws Refused, AttachNotSupportedException, IOException {
+        final String refusal = refusal(Path.of("/proc", Long.toString(pid)), pid);
+        if (refusal != null) {
+            throw new Refused(refusal);
+        }
+        return VirtualMachine.attach(Long.toString(pid));
+    }
+
+    /**
+     * @param proc the process's directory under {@code /proc}
+     * @return why attaching must not be tried, or {@code null} (it handles {@code SIGQUIT}, or
+     *         {@code /proc} does not say)
+     */
+    static String refusal(final Path proc, final long pid) {
+        final long caught;
+        try {
+            caught = caughtSignals(Files.readString(proc.resolve("status"), StandardCharsets.UTF_8));
+        } catch (final IOException | RuntimeException unknown) {
+            return null; // no /proc, no such process, another user's: the Attach API says
+        }
+        if (caught < 0 || (caught & SIGQUIT_BIT) != 0) {
+            return null;
+        }
+        return "pid " + pid + " does not handle SIGQUIT, which attaching sends first and which would terminate it: "
+            + (mapsLibjvm(proc) ? "a JVM started with -Xrs, or one still starting" : "it is not a Java virtual machine")
+            + "; nothing was sent";
+    }
+
+    /** A target attaching must not touch; the message says why. */
+    static final class Refused extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Refused(final String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** @return the {@code SigCgt} mask of a {@code /proc/<pid>/status} text, or -1 when it has none */
+    static long caughtSignals(final String status) {
+        for (final String line : status.split("\n")) {
+            if (line.startsWith("SigCgt:")) {
+                return Long.parseUnsignedLong(line.substring("SigCgt:".length()).trim(), 16);
+            }
+        }
+        return -1;
+    }
+
+    private static boolean mapsLibjvm(final Path proc) {
+        try {
+            return Files.readString(proc.resolve("maps"), StandardCharsets.UTF_8).contains("/libjvm.so");
+        } catch (final IOException | RuntimeException unreadable) {
+            return false;
+        }
+    }
+}
