@@ -21,6 +21,9 @@ package io.kmem4j.core;
  * back to kmem4j's slabs, out of that request's reach. Run here, it serves the request from what
  * other threads dropped during the back-off after the first collection had passed (they took what
  * it gave back, dropped it and ended: CI, once in some 20 runs of four threads at the limit).
+ * A request that truly does not fit then still goes to the JDK's path, which runs its own
+ * {@code System.gc()} and back-off before it throws: such a request costs up to three collections
+ * and about twice the JDK's half second, where the JDK alone spends one and one.
  *
  * Why kmem4j cannot leave this to the JDK: the buffers GC finds come back to kmem4j's slabs, never
  * to the JDK's account, so the JDK's loop, run for a request kmem4j passed on, would collect, wait

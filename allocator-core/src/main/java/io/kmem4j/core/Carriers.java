@@ -12,9 +12,12 @@ import java.lang.invoke.MethodType;
  * <p>Why it is safe: a virtual thread takes its carrier's cache for the pop or push with one CAS
  * ({@link ThreadCache#borrow()}), so the magazines have one user at a time even when a virtual
  * thread unmounts in the middle of the operation and goes on elsewhere (it parks, waits for a
- * monitor, or, on JDK 26+, waits for another thread's class initialization, JDK-8369238). Anything
- * that may block (a lock, growing the page heap, flushing to slabs) is never done on a carrier's
- * cache by a virtual thread; it takes the shared tier instead.
+ * monitor, or, on JDK 26+, waits for another thread's class initialization, JDK-8369238). The
+ * carrier itself, when it runs its own code (a pool's worker loop, a thread-local's clean-up at its
+ * exit), borrows its cache the same way ({@link ThreadCache#CARRIER}). Anything that may block (a
+ * lock, growing the page heap, flushing to slabs) is never done on a carrier's cache by a virtual
+ * thread; it takes the shared tier instead. The carrier's {@code busy} flag, which a virtual thread
+ * reads first, is only a hint (it is the carrier's plain field): the borrow decides.
  *
  * <p>Needs {@code jdk.internal.misc} and {@code jdk.internal.access} exported to this module (the
  * agent exports them); without, or on JDK 17, {@link #available()} is false and virtual threads use

@@ -125,8 +125,9 @@ final class Reaper {
             final java.util.List<ThreadCache> retired = new java.util.ArrayList<>(ended.size());
             try {
                 for (final ThreadCache tc : ended) {
-                    retire(tc);
-                    retired.add(tc);
+                    if (retire(tc, RETIRE_TRIES)) {
+                        retired.add(tc);
+                    }
                 }
                 revokeIdle();
                 passAfterRetiring(!ended.isEmpty());
@@ -171,8 +172,9 @@ final class Reaper {
             final java.util.List<ThreadCache> retired = new java.util.ArrayList<>(ended.size());
             try {
                 for (final ThreadCache tc : ended) {
-                    retire(tc);
-                    retired.add(tc);
+                    if (retire(tc, 1)) {
+                        retired.add(tc);
+                    }
                 }
                 remote.returnOrphans(registry.reaper);
             } finally {
@@ -355,15 +357,32 @@ final class Reaper {
      * given back. The caller then forgets it ({@link ThreadRegistry#forget}); frees sent to it
      * meanwhile find its inbox closed and go to the orphans.
      */
-    private void retire(final ThreadCache tc) {
-        while (!tc.borrow()) { // an ended carrier's cache, still borrowed by a virtual thread that moved meanwhile
-            Thread.yield();
-        } // (never given back: the cache is gone)
+    private boolean retire(final ThreadCache tc, final int tries) {
+        if (!borrowToRetire(tc, tries)) {
+            registry.putBackEnded(tc); // the next pass tries again; this one does not hold the reap lock waiting
+            return false;
+        }
+        // (never given back: the cache is gone)
         final long chain = tc.inbox.close();
         tc.flushOutgoing();
         giveBackAll(tc, registry.reaper);
         remote.returnToSlabs(chain, registry.reaper);
+        return true;
     }
+
+    /** Tries to end use of an ended thread's cache for good: a carrier's may still be borrowed by a virtual thread that moved meanwhile. */
+    private static boolean borrowToRetire(final ThreadCache tc, final int tries) {
+        for (int i = 0; i < tries; i++) {
+            if (tc.borrow()) {
+                return true;
+            }
+            Thread.yield();
+        }
+        return false;
+    }
+
+    /** How often a pass tries to borrow an ended carrier's cache before leaving it to the next pass (a growing thread tries once). */
+    static final int RETIRE_TRIES = 1_000;
 
     /** Flushes depots and shared magazines, frees empty slabs and releases empty chunks beyond {@code keepChunks}. */
     private long shrink(final int keepChunks) {
@@ -443,28 +462,44 @@ final class Reaper {
             if (tc.busy) {
                 return;
             }
-            if (tc.kind == ThreadCache.CACHING && tc.revoked()) {
+            final boolean borrowed = tc.kind == ThreadCache.CACHING && tc.isCarrier();
+            if (borrowed) {
+                if (!tc.borrow()) {
+                    return; // a carrier whose magazines a virtual thread that moved still has (JDK 26+)
+                }
+            } else if (tc.kind == ThreadCache.CACHING && tc.revoked()) {
                 tc.resume(); // as on the hit paths: the reaper may be emptying this cache (found by a review)
             }
-            final Events.BudgetPressure event = Events.recorder() ? new Events.BudgetPressure() : null;
-            if (event != null) {
-                event.begin();
-                event.cache = "(above the largest size class)";
-            }
-            tc.busy = true;
             try {
-                final long released = relieve(tc, true);
-                if (event != null) {
-                    event.releasedBytes = released;
-                }
+                relieveAsOwner(tc);
             } finally {
-                tc.busy = false;
-                if (event != null) {
-                    event.commit();
+                if (borrowed) {
+                    tc.endBorrow();
                 }
             }
         } catch (final Throwable t) {
             accounting.hookFailures.increment(); // never in the way of the JDK's own path
+        }
+    }
+
+    /** {@link #relieveBudgetFor}, the caller's own cache usable ({@code busy} off, not revoked or borrowed). */
+    private void relieveAsOwner(final ThreadCache tc) {
+        final Events.BudgetPressure event = Events.recorder() ? new Events.BudgetPressure() : null;
+        if (event != null) {
+            event.begin();
+            event.cache = "(above the largest size class)";
+        }
+        tc.busy = true;
+        try {
+            final long released = relieve(tc, true);
+            if (event != null) {
+                event.releasedBytes = released;
+            }
+        } finally {
+            tc.busy = false;
+            if (event != null) {
+                event.commit();
+            }
         }
     }
 }

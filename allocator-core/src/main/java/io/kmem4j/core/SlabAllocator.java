@@ -228,6 +228,11 @@ public final class SlabAllocator implements AutoCloseable {
         if (tc.kind != ThreadCache.CACHING || tc.busy || tc.revoked()) {
             return offTheHitPath(tc, capacity, tracked);
         }
+        return serveFrom(tc, capacity, tracked);
+    }
+
+    /** {@link #serve} from the magazines of {@code tc}, which the caller may use (its own, or borrowed). */
+    private ByteBuffer serveFrom(final ThreadCache tc, final int capacity, final boolean tracked) {
         final int cls = classes.indexOf(capacity);
         final Magazine m = tc.loaded[cls];
         final boolean miss = m.isEmpty();
@@ -243,13 +248,27 @@ public final class SlabAllocator implements AutoCloseable {
         return b;
     }
 
-    /** A re-entrant call (the JDK's path), a shared kind's (the shared tier), or a cache the reaper revoked (take it back). */
+    /**
+     * A re-entrant call (the JDK's path), a shared kind's (the shared tier), a carrier of virtual
+     * threads running its own code (its magazines borrowed, see {@link ThreadCache#CARRIER}), or a
+     * cache the reaper revoked (take it back).
+     */
     private ByteBuffer offTheHitPath(final ThreadCache tc, final int capacity, final boolean tracked) {
         if (tc.busy) {
             return accounting.fallback(capacity, "re-entrant call");
         }
         if (tc.kind != ThreadCache.CACHING) {
             return sharedTier.allocate(tc, capacity, tracked);
+        }
+        if (tc.isCarrier()) {
+            if (!tc.borrow()) {
+                return sharedTier.allocate(registry.shared, capacity, tracked); // a virtual thread that moved has them
+            }
+            try {
+                return serveFrom(tc, capacity, tracked);
+            } finally {
+                tc.endBorrow();
+            }
         }
         tc.resume(); // the reaper emptied this idle thread's cache: take it back, empty
         return serve(capacity, tracked);
@@ -400,34 +419,20 @@ public final class SlabAllocator implements AutoCloseable {
                 return;
             }
             if (tc.kind == ThreadCache.CACHING && !tc.busy && tc.revoked()) {
+                if (tc.isCarrier()) {
+                    releaseAsCarrier(tc, cls, address, capacity, owner);
+                    return;
+                }
                 tc.resume(); // the reaper emptied this idle thread's cache: take it back, empty
             }
             if (tc.kind != ThreadCache.CACHING || tc.busy) {
                 if (tc == registry.virtual && sharedTier.freeVirtual(cls, address, capacity, owner)) {
                     return; // kept in the carrier's magazines
                 }
-                tc.countFree(cls, capacity);
-                if (owner != 0) {
-                    tc.freeRemote(owner, address); // GC cleaner, virtual thread, or inside a slow path
-                } else {
-                    remote.orphanMt(tc, address);
-                }
+                defer(tc, cls, address, capacity, owner); // GC cleaner, virtual thread, or inside a slow path
                 return;
             }
-            tc.countFree(cls, capacity);
-            if (owner != 0 && owner != tc.id) {
-                OutOfLine.freeRemote(tc, owner, address);
-                return;
-            }
-            if (zeroOnFree) {
-                Zeroing.zero(address, capacity); // while hot in this core's cache
-            }
-            final Magazine m = tc.loaded[cls];
-            if (!m.isFull()) {
-                m.push(address);
-                return;
-            }
-            OutOfLine.spill(tc, cls, address);
+            releaseTo(tc, cls, address, capacity, owner);
         } catch (final Throwable t) {
             try {
                 accounting.hookFailures.increment(); // the block stays taken; a throwing cleaner would exit the JVM
@@ -435,6 +440,47 @@ public final class SlabAllocator implements AutoCloseable {
                 // even counting may fail when the heap is exhausted: never throw from a cleaner
             }
         }
+    }
+
+    /** A free on a carrier of virtual threads running its own code: to its magazines, borrowed ({@link ThreadCache#CARRIER}). */
+    private void releaseAsCarrier(final ThreadCache tc, final int cls, final long address, final int capacity, final int owner) {
+        if (!tc.borrow()) {
+            defer(registry.shared, cls, address, capacity, owner); // a virtual thread that moved has them
+            return;
+        }
+        try {
+            releaseTo(tc, cls, address, capacity, owner);
+        } finally {
+            tc.endBorrow();
+        }
+    }
+
+    /** A free that does not touch magazines: to the slab's owner's inbox, or to the orphans. */
+    private void defer(final ThreadCache tc, final int cls, final long address, final int capacity, final int owner) {
+        tc.countFree(cls, capacity);
+        if (owner != 0) {
+            tc.freeRemote(owner, address);
+        } else {
+            remote.orphanMt(tc, address);
+        }
+    }
+
+    /** {@link #release} into the magazines of {@code tc}, which the caller may use (its own, or borrowed). */
+    private void releaseTo(final ThreadCache tc, final int cls, final long address, final int capacity, final int owner) {
+        tc.countFree(cls, capacity);
+        if (owner != 0 && owner != tc.id) {
+            OutOfLine.freeRemote(tc, owner, address);
+            return;
+        }
+        if (zeroOnFree) {
+            Zeroing.zero(address, capacity); // while hot in this core's cache
+        }
+        final Magazine m = tc.loaded[cls];
+        if (!m.isFull()) {
+            m.push(address);
+            return;
+        }
+        OutOfLine.spill(tc, cls, address);
     }
 
     // ------------------------------------------------------------------------------- trim, stats

@@ -98,10 +98,23 @@ final class ThreadCache {
     static final int REVOKING = 1;
     /** {@link #revocation}: the reaper emptied the cache; the owner takes it back on its next call. */
     static final int REVOKED = 2;
-    /** Written by the reaper (OWNED to REVOKING to REVOKED or OWNED) and the owner (REVOKED to OWNED). */
+    /**
+     * {@link #revocation}: a carrier of virtual threads ({@link #becomeCarrier()}), for good: never
+     * revoked, and its owner too, running its own code, uses it only borrowed ({@link #borrow()}), so
+     * that a virtual thread that moved in the middle of a borrow (JDK 26+) never shares a magazine with
+     * it. Not {@link #OWNED}, so the owner's hit paths see it with the one load they already make.
+     */
+    static final int CARRIER = 3;
+    /**
+     * Written by the reaper (OWNED to REVOKING to REVOKED or OWNED), the owner (REVOKED to OWNED) and
+     * a virtual thread on it (OWNED or REVOKED to CARRIER).
+     */
     @SuppressWarnings("unused") // REVOCATION
     private volatile int revocation;
-    /** Set once when a virtual thread first uses this cache as its carrier's: never revoked then. */
+    /**
+     * Set once when a virtual thread first uses this cache as its carrier's, before {@link #CARRIER}
+     * (which a revocation already under way delays): the reaper skips it from then on.
+     */
     volatile boolean carrier;
     /**
      * 1 while a virtual thread pops or pushes this carrier's magazines ({@link #borrow()}): one at a
@@ -380,20 +393,38 @@ final class ThreadCache {
     }
 
     /**
-     * Takes a revoked cache back if the reaper is done with it, without waiting (a virtual thread on
-     * its carrier's cache: the carrier runs nothing else meanwhile).
+     * A virtual thread on this cache's thread, its carrier, makes it a carrier's for good ({@link
+     * #CARRIER}), without waiting.
      *
-     * @return true when the cache is owned now; false while the reaper is emptying it
+     * @return true when it is a carrier's cache now; false while the reaper is emptying it (a
+     *         revocation begun before {@link #carrier} was set: use the shared tier this time)
      */
-    boolean resumeWithoutWaiting() {
-        final int r = revocation;
-        return r == OWNED || r == REVOKED && (REVOCATION.compareAndSet(this, REVOKED, OWNED) || revocation == OWNED);
+    boolean becomeCarrier() {
+        carrier = true;
+        for (;;) {
+            final int r = revocation;
+            if (r == CARRIER) {
+                return true;
+            }
+            if (r == REVOKING) {
+                return false;
+            }
+            if (REVOCATION.compareAndSet(this, r, CARRIER)) {
+                return true;
+            }
+        }
+    }
+
+    /** @return true when this is a carrier's cache ({@link #CARRIER}): its owner too uses it only {@link #borrow() borrowed} */
+    boolean isCarrier() {
+        return revocation == CARRIER;
     }
 
     /**
-     * A virtual thread takes this carrier's cache for one pop or push and what it needs around it
-     * (one CAS, uncontended unless a virtual thread moved to another carrier in the middle of its
-     * operation and still has it). Pair with {@link #endBorrow()}.
+     * A virtual thread takes this carrier's cache for one pop or push and what it needs around it, and
+     * the carrier itself, running its own code, for one allocation or free (one CAS, uncontended
+     * unless a virtual thread moved to another carrier in the middle of its operation and still has
+     * it). Pair with {@link #endBorrow()}. A borrower never waits for it: it uses the shared tier.
      *
      * @return true when the caller has the magazines to itself until {@link #endBorrow()}; false:
      *         another has them, use the shared tier this time

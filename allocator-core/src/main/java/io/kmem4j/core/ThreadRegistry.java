@@ -116,8 +116,7 @@ final class ThreadRegistry {
             return null; // registering blocked and this virtual thread moved: the cache is not this carrier's
         }
         // never revoked from now on; a revocation already begun (the reaper read carrier=false) wins this once
-        registered.carrier = true;
-        if (!registered.resumeWithoutWaiting()) {
+        if (!registered.becomeCarrier()) {
             return null;
         }
         cl.set(registered);
@@ -161,6 +160,11 @@ final class ThreadRegistry {
             }
         }
         return ended;
+    }
+
+    /** An ended thread's cache {@link #takeEnded taken} but not emptied (still borrowed): the next pass takes it again. */
+    void putBackEnded(final ThreadCache tc) {
+        byThread.putIfAbsent(tc.thread, tc);
     }
 
     /** An ended thread's cache was emptied: keep its statistics, give its id back. */

@@ -1,8 +1,10 @@
 package io.kmem4j.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.nio.ByteBuffer;
+import java.time.Duration;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -90,6 +92,73 @@ class CarrierBorrowTest {
         carrier.endBorrow();
         assertThat(carrier.borrow()).as("a borrow after the first ended").isTrue();
         carrier.endBorrow();
+    }
+
+    @Test
+    void theCarrierRunningItsOwnCodeLeavesBorrowedMagazinesAlone() {
+        assertThat(carrier.becomeCarrier()).isTrue();
+        final int rounds = carrier.loaded[cls].count;
+        final long sharedAllocs = allocs(a.registry.shared);
+        assertThat(carrier.borrow()).as("the borrow of the virtual thread that moved away").isTrue();
+        final ByteBuffer b;
+        try {
+            b = a.allocateExplicit(SIZE); // the test thread is the carrier, running its own code
+            assertThat(a.owns(b)).isTrue();
+            assertThat(carrier.loaded[cls].count).as("rounds of the borrowed magazine").isEqualTo(rounds);
+            assertThat(allocs(a.registry.shared)).as("allocations of the shared tier").isEqualTo(sharedAllocs + 1);
+            a.free(b);
+            assertThat(carrier.loaded[cls].count).as("rounds after a free during the borrow").isEqualTo(rounds);
+        } finally {
+            carrier.endBorrow();
+        }
+        final ByteBuffer c = a.allocateExplicit(SIZE);
+        assertThat(carrier.loaded[cls].count).as("rounds once the borrow ended: a pop").isEqualTo(rounds - 1);
+        a.free(c);
+        assertThat(carrier.loaded[cls].count).as("and a push").isEqualTo(rounds);
+        assertThat(carrier.borrow()).as("the carrier's own borrows ended").isTrue();
+        carrier.endBorrow();
+    }
+
+    @Test
+    void aCarrierIsNeverRevoked() {
+        assertThat(carrier.becomeCarrier()).isTrue();
+        assertThat(carrier.isCarrier()).isTrue();
+        assertThat(carrier.beginRevocation()).as("a revocation of a carrier's cache").isFalse();
+        assertThat(carrier.isCarrier()).isTrue();
+    }
+
+    @Test
+    void aRevocationUnderWayDelaysBecomingACarrier() {
+        assertThat(carrier.beginRevocation()).isTrue();
+        assertThat(carrier.becomeCarrier()).as("while the reaper empties the cache").isFalse();
+        assertThat(carrier.carrier).as("the reaper skips it from now on").isTrue();
+        carrier.endRevocation(true);
+        assertThat(carrier.becomeCarrier()).as("once the revocation ended").isTrue();
+        assertThat(carrier.isCarrier()).isTrue();
+    }
+
+    @Test
+    void aPassLeavesAnEndedCarrierStillBorrowedToTheNextOne() throws InterruptedException {
+        final ThreadCache[] ended = new ThreadCache[1];
+        final Thread t = new Thread(() -> {
+            a.free(a.allocateExplicit(SIZE));
+            ended[0] = a.registry.current();
+            ended[0].becomeCarrier();
+        });
+        t.start();
+        t.join(30_000);
+        assertThat(t.isAlive()).isFalse();
+        final ThreadCache tc = ended[0];
+        assertThat(tc.borrow()).as("the borrow of a virtual thread that moved away").isTrue();
+        try {
+            assertTimeoutPreemptively(Duration.ofSeconds(60), () -> a.reap(), "a pass waiting for the borrow");
+            assertThat(a.registry.of(t)).as("the ended carrier's cache, left to the next pass").isSameAs(tc);
+        } finally {
+            tc.endBorrow();
+        }
+        a.reap();
+        assertThat(a.registry.of(t)).as("retired by the next pass").isNull();
+        assertThat(tc.loaded[cls].count).as("its rounds given back").isZero();
     }
 
     private static long allocs(final ThreadCache tc) {

@@ -144,7 +144,11 @@ class CollectAtTheLimitTest {
             final long before = ReferenceProcessing.collectionsStarted();
             dropper = new Thread(() -> {
                 try {
+                    final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
                     while (ReferenceProcessing.collectionsStarted() == before) { // the request's collection
+                        if (System.nanoTime() - deadline > 0) {
+                            throw new AssertionError("the request at the limit started no collection in 60 s");
+                        }
                         Thread.sleep(1);
                     }
                     ReferenceProcessing.awaitRunningCollection(); // has passed: the buffers were still live
@@ -155,7 +159,8 @@ class CollectAtTheLimitTest {
             }, "drops-during-the-back-off");
             dropper.start();
             final ByteBuffer b = a.tryAllocate(SIZE);
-            dropper.join();
+            dropper.join(TimeUnit.SECONDS.toMillis(90));
+            assertThat(dropper.isAlive()).as("the dropper ended").isFalse();
             assertThat(failure.get()).isNull();
             assertThat(b).as("a request at the limit after %d buffers were dropped during its back-off (collections run: %d)",
                 heldBuffers, ReferenceProcessing.collectionsStarted() - before).isNotNull();
@@ -163,7 +168,8 @@ class CollectAtTheLimitTest {
         } finally {
             held.set(null);
             if (dropper != null) {
-                dropper.join();
+                dropper.interrupt();
+                dropper.join(TimeUnit.SECONDS.toMillis(90));
             }
             giveBack(a, take);
         }

@@ -14,8 +14,12 @@ import com.sun.tools.attach.VirtualMachine;
  * that does not handle it: {@code slabtop} or {@code attach} given the pid of a Python program or a
  * web server killed it, and waited 10 s for an answer first (trial finding). A HotSpot JVM handles
  * {@code SIGQUIT} (it prints thread dumps with it), so a target that does not is refused before
- * anything is sent. Where {@code /proc} is not there (other systems), or cannot be read (another
- * user's process, which the signal could not reach either), the Attach API decides as before.
+ * anything is sent, and so is one that has exited (a zombie). Handling the signal is all this checks:
+ * a program of another language that handles {@code SIGQUIT} in its own way (a Go program dumps its
+ * goroutines and exits) is not told from a JVM. Where {@code /proc/<pid>/status} is not there (other
+ * systems, no such process), the Attach API decides as before. A process's status is readable by
+ * every user, its memory map only by its owner: another user's process is called "not a JVM, or a
+ * JVM started with -Xrs".
  *
  * <p>Threads: the command's thread.
  */
@@ -28,13 +32,13 @@ final class AttachTarget {
 
     /**
      * @return the attached JVM
-     * @throws Refused when {@code pid} is a process that does not handle {@code SIGQUIT} (nothing was
+     * @throws Refused when {@code pid} is a process that does not handle {@code SIGQUIT}, or has exited (nothing was
      *         sent to it); its message says why, for the caller to print
      * @throws AttachNotSupportedException as {@link VirtualMachine#attach(String)}
      * @throws IOException as {@link VirtualMachine#attach(String)}
      */
     static VirtualMachine attach(final long pid) throws Refused, AttachNotSupportedException, IOException {
-        final String refusal = refusal(Path.of("/proc", Long.toString(pid)), pid);
+        final String refusal = refusal(Path.of("/proc", Long.toString(pid)));
         if (refusal != null) {
             throw new Refused(refusal);
         }
@@ -46,20 +50,30 @@ final class AttachTarget {
      * @return why attaching must not be tried, or {@code null} (it handles {@code SIGQUIT}, or
      *         {@code /proc} does not say)
      */
-    static String refusal(final Path proc, final long pid) {
+    static String refusal(final Path proc) {
+        final String status;
         final long caught;
         try {
-            caught = caughtSignals(Files.readString(proc.resolve("status"), StandardCharsets.UTF_8));
+            status = Files.readString(proc.resolve("status"), StandardCharsets.UTF_8);
+            caught = caughtSignals(status);
         } catch (final IOException | RuntimeException unknown) {
-            return null; // no /proc, no such process, another user's: the Attach API says
+            return null; // no /proc, no such process: the Attach API says
         }
-        if (caught < 0 || (caught & SIGQUIT_BIT) != 0) {
+        if (status.contains("\nState:\tZ") || status.contains("\nState:\tX")) {
+            return "it has exited (its parent has not collected its status yet); nothing was sent";
+        }
+        if (caught == NO_MASK || (caught & SIGQUIT_BIT) != 0) {
             return null;
         }
-        return "pid " + pid + " does not handle SIGQUIT, which attaching sends first and which would terminate it: "
-            + (mapsLibjvm(proc) ? "a JVM started with -Xrs, or one still starting" : "it is not a Java virtual machine")
+        final Boolean libjvm = mapsLibjvm(proc);
+        return "it does not handle SIGQUIT, which attaching sends first and which would terminate it: "
+            + (libjvm == null ? "it is not a Java virtual machine, or it is a JVM started with -Xrs"
+                : libjvm ? "a JVM started with -Xrs, or one still starting" : "it is not a Java virtual machine")
             + "; nothing was sent";
     }
+
+    /** {@link #caughtSignals} of a status text without a {@code SigCgt} line (every mask is a bit set, all-ones included, which has SIGQUIT). */
+    static final long NO_MASK = -1;
 
     /** A target attaching must not touch; the message says why. */
     static final class Refused extends Exception {
@@ -70,21 +84,22 @@ final class AttachTarget {
         }
     }
 
-    /** @return the {@code SigCgt} mask of a {@code /proc/<pid>/status} text, or -1 when it has none */
+    /** @return the {@code SigCgt} mask of a {@code /proc/<pid>/status} text, or {@link #NO_MASK} when it has none */
     static long caughtSignals(final String status) {
         for (final String line : status.split("\n")) {
             if (line.startsWith("SigCgt:")) {
                 return Long.parseUnsignedLong(line.substring("SigCgt:".length()).trim(), 16);
             }
         }
-        return -1;
+        return NO_MASK;
     }
 
-    private static boolean mapsLibjvm(final Path proc) {
+    /** @return whether the process maps HotSpot's library; {@code null} when its map is not readable here (another user's) */
+    private static Boolean mapsLibjvm(final Path proc) {
         try {
             return Files.readString(proc.resolve("maps"), StandardCharsets.UTF_8).contains("/libjvm.so");
         } catch (final IOException | RuntimeException unreadable) {
-            return false;
+            return null;
         }
     }
 }

@@ -53,7 +53,7 @@ class AttachTargetTest {
     @Test
     void thisJvmHandlesSigquitSoItIsNotRefused() {
         org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self")), "needs /proc (Linux)");
-        assertThat(AttachTarget.refusal(Path.of("/proc", Long.toString(ProcessHandle.current().pid())), ProcessHandle.current().pid()))
+        assertThat(AttachTarget.refusal(Path.of("/proc", Long.toString(ProcessHandle.current().pid()))))
             .isNull();
     }
 
@@ -65,9 +65,17 @@ class AttachTargetTest {
         final Path proc = Files.createDirectories(tmp.resolve("42"));
         Files.writeString(proc.resolve("status"), "SigCgt:\t0000000000000002\n");
         Files.writeString(proc.resolve("maps"), "7f00-7f01 r-xp 0 08:01 1 /usr/lib/jvm/x/lib/server/libjvm.so\n");
-        assertThat(AttachTarget.refusal(proc, 42)).contains("-Xrs").contains("nothing was sent");
+        assertThat(AttachTarget.refusal(proc)).contains("-Xrs").contains("nothing was sent");
         Files.writeString(proc.resolve("status"), "SigCgt:\t0000000000000004\n");
-        assertThat(AttachTarget.refusal(proc, 42)).as("SIGQUIT handled").isNull();
-        assertThat(AttachTarget.refusal(tmp.resolve("no-such-pid"), 43)).as("nothing in /proc: the Attach API says").isNull();
+        assertThat(AttachTarget.refusal(proc)).as("SIGQUIT handled").isNull();
+        assertThat(AttachTarget.refusal(tmp.resolve("no-such-pid"))).as("nothing in /proc: the Attach API says").isNull();
+        Files.writeString(proc.resolve("status"), "SigCgt:\t8000000000000000\n");
+        assertThat(AttachTarget.refusal(proc)).as("only signal 64 handled (a negative mask)").contains("does not handle SIGQUIT");
+        Files.writeString(proc.resolve("status"), "Name:\tjava\nState:\tZ (zombie)\nSigCgt:\t0000000000000000\n");
+        assertThat(AttachTarget.refusal(proc)).as("a zombie").contains("has exited").doesNotContain("SIGQUIT");
+        Files.delete(proc.resolve("maps"));
+        Files.writeString(proc.resolve("status"), "SigCgt:\t0000000000000000\n");
+        assertThat(AttachTarget.refusal(proc)).as("memory map unreadable (another user's)")
+            .contains("not a Java virtual machine, or it is a JVM started with -Xrs");
     }
 }
