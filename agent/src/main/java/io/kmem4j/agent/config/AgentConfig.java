@@ -93,11 +93,13 @@ public final class AgentConfig {
     public static AgentConfig load(final String agentArgs, final Properties sysProps, final Map<String, String> env) {
         final java.util.List<String> unknownProperties = new java.util.ArrayList<>();
         final Map<String, String> sources = new java.util.HashMap<>();
+        Map<String, String> merged = Map.of();
         final AgentConfig config;
         try {
-            config = fromMap(merge(agentArgs, sysProps, env, unknownProperties, sources));
+            merged = merge(agentArgs, sysProps, env, unknownProperties, sources);
+            config = fromMap(merged);
         } catch (final IllegalArgumentException e) {
-            throw naming(e, sources);
+            throw naming(e, merged, sources);
         }
         config.unknownSystemProperties.addAll(unknownProperties);
         final java.util.Set<String> names = new java.util.HashSet<>(BUILD_VARIABLES);
@@ -112,20 +114,39 @@ public final class AgentConfig {
     }
 
     /**
-     * An invalid setting that came from the environment, a system property or the configuration file
-     * says where it came from: the agent arguments are what a user reads first, and a stale
-     * {@code KMEM4J_...} variable is easy to forget (trial finding).
+     * An invalid setting is named as it was given ({@code chunkSizeBytes=300k}, not the number it was
+     * read as, which the allocator's check sees), and one that came from the environment, a system
+     * property or the configuration file says where it came from: the agent arguments are what a user
+     * reads first, and a stale {@code KMEM4J_...} variable is easy to forget (trial findings).
      */
-    private static IllegalArgumentException naming(final IllegalArgumentException e, final Map<String, String> sources) {
+    private static IllegalArgumentException naming(final IllegalArgumentException e, final Map<String, String> merged,
+                                                   final Map<String, String> sources) {
         final String message = e.getMessage();
-        if (message != null) {
-            for (final Map.Entry<String, String> s : sources.entrySet()) {
-                if (message.contains("setting " + s.getKey() + "=")) {
-                    final IllegalArgumentException named = new IllegalArgumentException(message + "; set by " + s.getValue());
-                    named.setStackTrace(e.getStackTrace());
-                    return named;
-                }
+        if (message == null) {
+            return e;
+        }
+        for (final Map.Entry<String, String> v : merged.entrySet()) {
+            final String setting = "setting " + v.getKey() + "=";
+            final int at = message.indexOf(setting);
+            if (at < 0) {
+                continue;
             }
+            final int from = at + setting.length();
+            final int to = message.indexOf(" (", from) < 0 ? message.length() : message.indexOf(" (", from);
+            final String shown = message.substring(from, to);
+            final String given = v.getValue().trim();
+            String named = shown.matches("-?[0-9]+") && !shown.equals(given)
+                ? message.substring(0, from) + given + message.substring(to) : message;
+            final String source = sources.get(v.getKey());
+            if (source != null) {
+                named += "; set by " + source;
+            }
+            if (named.equals(message)) {
+                return e;
+            }
+            final IllegalArgumentException renamed = new IllegalArgumentException(named);
+            renamed.setStackTrace(e.getStackTrace());
+            return renamed;
         }
         return e;
     }

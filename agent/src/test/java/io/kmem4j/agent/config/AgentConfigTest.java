@@ -350,16 +350,25 @@ class AgentConfigTest {
     }
 
     @Test
-    void allocatorRangeErrorsPassThrough() {
+    void allocatorRangeErrorsNameTheValueAsGiven() {
         assertThatIllegalArgumentException()
             .isThrownBy(() -> AgentConfig.load("chunkSizeBytes=2g", new Properties(), Map.of()))
-            .withMessageContaining("chunkSizeBytes=2147483648")
-            .withMessageContaining("allowed");
+            .withMessageStartingWith("invalid kmem4j setting chunkSizeBytes=2g (allowed: ");
         assertThatIllegalArgumentException()
             .isThrownBy(() -> AgentConfig.load("maxSizeClassBytes=1m,chunkSizeBytes=256k", new Properties(),
                 Map.of()))
-            .withMessageContaining("chunkSizeBytes=262144")
+            .withMessageStartingWith("invalid kmem4j setting chunkSizeBytes=256k (allowed: ")
             .withMessageContaining("maxSizeClassBytes=1048576");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("", new Properties(), Map.of("KMEM4J_CHUNK_SIZE_BYTES", " 300k ")))
+            .withMessageStartingWith("invalid kmem4j setting chunkSizeBytes=300k (allowed: ")
+            .withMessageEndingWith("; set by the environment variable KMEM4J_CHUNK_SIZE_BYTES");
+        final Properties p = new Properties();
+        p.setProperty("kmem4j.chunkSizeBytes", "1000");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("", p, Map.of()))
+            .withMessageStartingWith("invalid kmem4j setting chunkSizeBytes=1000 (allowed: ")
+            .withMessageEndingWith("; set by -Dkmem4j.chunkSizeBytes");
     }
 
     @Test
