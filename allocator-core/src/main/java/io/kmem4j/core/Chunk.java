@@ -85,6 +85,11 @@ final class Chunk {
         return new Chunk(raw, bytes, chunkBytes >>> PAGE_SHIFT);
     }
 
+    /** A chunk's description over no memory at all, at {@code raw} (tests of the address map: never touched, never released). */
+    static Chunk describing(final long raw, final int chunkBytes) {
+        return new Chunk(raw, chunkBytes + ALIGN, chunkBytes >>> PAGE_SHIFT);
+    }
+
     /** Returns the memory to the operating system and the JDK's budget. The chunk must be empty. */
     void release() {
         UnsafeApi.freeMemory(raw);

@@ -147,7 +147,7 @@ class ChunkMapTest {
     }
 
     @Test
-    void windowSmallerThanChunkIsNeverUsed() {
+    void everyPageOfAChunkAcrossItsWindowsIsFound() {
         // a map for 4 MiB chunks uses 4 MiB windows; a chunk's two windows both resolve
         final Chunk chunk = Chunk.allocate(4 << 20);
         try {
@@ -162,6 +162,77 @@ class ChunkMapTest {
         } finally {
             chunk.release();
         }
+    }
+
+    @Test
+    void aWindowSharedByTwoChunksResolvesEachAddressToItsOwn() {
+        final int bytes = 3 << 20; // not a power of two: 2 MiB windows, some holding the end of one chunk and the start of the next
+        final long x = 0x7f12_3450_0000L;
+        final Chunk a = Chunk.describing(x, bytes);
+        final Chunk b = Chunk.describing(a.base + a.size, bytes); // right after a
+        final Chunk c = Chunk.describing(b.base + b.size + PAGE, bytes); // one page of gap
+        final ChunkMap map = new ChunkMap(bytes);
+        map.add(b);
+        map.add(a);
+        map.add(c);
+        for (final Chunk k : List.of(a, b, c)) {
+            for (long off = 0; off < k.size; off += PAGE / 4) {
+                assertThat(map.find(k.base + off)).as("offset %d", off).isSameAs(k);
+            }
+            assertThat(map.find(k.base + k.size - 1)).isSameAs(k);
+        }
+        assertThat(map.find(a.base - 1)).isNull();
+        assertThat(map.find(b.base + b.size)).as("the gap").isNull();
+        assertThat(map.find(c.base - 1)).as("the gap's end").isNull();
+        assertThat(map.find(c.base + c.size)).isNull();
+        map.remove(a);
+        assertThat(map.find(a.base + a.size - 1)).as("a removed, its window shared with b").isNull();
+        assertThat(map.find(b.base)).isSameAs(b);
+    }
+
+    @Test
+    void manyChunksAgreeWithALinearSearch() {
+        final int bytes = 1 << 20;
+        final java.util.SplittableRandom r = new java.util.SplittableRandom(42);
+        final List<Chunk> chunks = new ArrayList<>();
+        long at = 0x7f00_0000_0000L;
+        for (int i = 0; i < 600; i++) {
+            at += (long) r.nextInt(4) * PAGE + r.nextInt(2) * 4096L; // adjacent, or gaps of pages (and 4 KiB misalignment)
+            final Chunk c = Chunk.describing(at, bytes);
+            chunks.add(c);
+            at = c.base + c.size;
+        }
+        final ChunkMap map = new ChunkMap(bytes);
+        for (final Chunk c : chunks) {
+            map.add(c);
+        }
+        assertThat(map.size()).isEqualTo(chunks.size());
+        final long low = chunks.get(0).base - 4 * PAGE;
+        final long span = at + 4 * PAGE - low;
+        for (int n = 0; n < 200_000; n++) {
+            final long address = low + r.nextLong(span);
+            assertThat(map.find(address)).as("address %x", address).isSameAs(linear(chunks, address));
+        }
+        for (int i = 0; i < chunks.size(); i += 2) {
+            map.remove(chunks.get(i));
+        }
+        final List<Chunk> left = new ArrayList<>();
+        for (int i = 1; i < chunks.size(); i += 2) {
+            left.add(chunks.get(i));
+        }
+        for (int n = 0; n < 100_000; n++) {
+            final long address = low + r.nextLong(span);
+            assertThat(map.find(address)).as("address %x after removals", address).isSameAs(linear(left, address));
+        }
+    }
+
+    private static Chunk linear(final List<Chunk> chunks, final long address) {
+        for (final Chunk c : chunks) {
+            if (c.contains(address)) {
+                return c;
+            }
+        }
+        return null;
     }
 
     // ---------------------------------------------------------------- page runs
