@@ -10,7 +10,10 @@ import java.util.List;
  * @param allocations         buffers served by the slab allocator
  * @param explicitFrees       buffers released on an application thread (invokeCleaner, clean, free)
  * @param gcFrees             buffers released by GC (cleaners run on the JDK's cleaner thread: "Reference
- *                            Handler" on JDK 17-25, {@code java.nio.BufferCleaner}'s on 26+)
+ *                            Handler" on JDK 17-25, {@code java.nio.BufferCleaner}'s on 26+, or, on 26+,
+ *                            by a thread kmem4j has help the JDK run them before growing; those the
+ *                            JDK's own reservation runs on an allocating thread after a request passed
+ *                            to the JDK at the limit count as explicit)
  * @param bytesInUse          sum of the capacities of live slab buffers, bytes
  * @param bytesReserved       off-heap chunk memory held (counted against MaxDirectMemorySize), bytes
  * @param fallbacks           requests passed to the JDK (size outside the window, re-entrant calls,

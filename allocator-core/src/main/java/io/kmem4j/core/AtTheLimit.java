@@ -5,7 +5,7 @@ package io.kmem4j.core;
  * {@code -XX:MaxDirectMemorySize}, and the JDK's own path could not serve it without reclaiming
  * either. Here kmem4j does for its own memory what the JDK's {@code java.nio.Bits.reserveMemory}
  * does for the JDK's (read in JDK 17 and 25; 26+ adds running pending buffer cleaners on the
- * caller, which {@link ReferenceProcessing#help()} does too):
+ * caller, which {@link ReferenceProcessing#help(ThreadCache)} does too):
  *
  * <pre>
  *   while the JDK's reference processing is active:  help it, try again
@@ -54,6 +54,7 @@ final class AtTheLimit {
     /**
      * Reclaims as the JDK would, trying {@code attempt} after each step.
      *
+     * @param tc      the requesting thread's cache (the frees it runs helping the JDK count as GC frees)
      * @param bytes   the request's size, for the test whether the JDK's path could serve it now
      * @param attempt tries kmem4j's memory again
      * @param relieve gives back what kmem4j caches (the caches of threads that ended meanwhile hold
@@ -62,13 +63,13 @@ final class AtTheLimit {
      *         now, or nothing came back within the back-off and the last collection: then the JDK's path runs its own loop and
      *         throws its own {@code OutOfMemoryError})
      */
-    static long reclaim(final long bytes, final Attempt attempt, final Runnable relieve) {
+    static long reclaim(final ThreadCache tc, final long bytes, final Attempt attempt, final Runnable relieve) {
         boolean interrupted = Thread.interrupted();
         try {
             final long seen = ReferenceProcessing.collectionsStarted();
             boolean active;
             do {
-                active = ReferenceProcessing.help();
+                active = ReferenceProcessing.help(tc);
                 if (Thread.interrupted()) {
                     interrupted = true;
                     active = true; // as Bits: an interrupted wait is tried again
@@ -109,7 +110,7 @@ final class AtTheLimit {
                     interrupted |= Thread.interrupted();
                     continue;
                 }
-                if (!ReferenceProcessing.help()) {
+                if (!ReferenceProcessing.help(tc)) {
                     try {
                         Thread.sleep(sleepMillis);
                         sleepMillis <<= 1; // as Bits: an interrupted sleep is not a step of the back-off

@@ -16,9 +16,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>And, at the limit ({@link AtTheLimit}), asking for the collection the JDK would run there,
  * shared between the threads that need it ({@link #collectUnlessOneStartedSince}).
  *
- * <p>{@link #help()} is cheap when nothing is pending (one monitor and one test); it waits only while
+ * <p>{@link #help(ThreadCache)} is cheap when nothing is pending (one monitor and one test); it waits only while
  * the JDK is processing references that GC already found. Needs {@code jdk.internal.access} exported to this
- * module (the agent exports it) and, on 26+, {@code java.nio} opened; without, {@link #help()} does
+ * module (the agent exports it) and, on 26+, {@code java.nio} opened; without, {@link #help(ThreadCache)} does
  * nothing. Threads: any, but never the GC cleaner thread (it would wait for itself).
  */
 final class ReferenceProcessing {
@@ -75,7 +75,7 @@ final class ReferenceProcessing {
         }
         COLLECTING.lock();
         COLLECTING.unlock();
-        help();
+        help(null);
         return true;
     }
 
@@ -108,22 +108,34 @@ final class ReferenceProcessing {
         } finally {
             COLLECTING.unlock();
         }
-        help();
+        help(null);
     }
 
     /**
-     * Runs or waits for the cleaners the JDK has pending, a bounded number of rounds.
+     * Runs or waits for the cleaners the JDK has pending, a bounded number of rounds. The frees the
+     * cleaners run on this thread (26+) are counted as GC frees ({@link ThreadCache#GC_FREES_HELPED}).
      *
+     * @param tc the calling thread's cache, or {@code null}
      * @return true when some were pending (frees may have come back: look again before growing)
      */
-    static boolean help() {
+    static boolean help(final ThreadCache tc) {
         boolean progress = false;
+        final boolean counted = tc != null && tc.kind == ThreadCache.CACHING; // one thread's own: its frees now are GC's
         try {
             for (int round = 0; round < 16; round++) {
                 boolean any = false;
                 if (TRY_CLEANING != null) {
-                    while ((boolean) TRY_CLEANING.invokeExact()) {
-                        any = true;
+                    if (counted) {
+                        tc.runningGcCleaners = true;
+                    }
+                    try {
+                        while ((boolean) TRY_CLEANING.invokeExact()) {
+                            any = true;
+                        }
+                    } finally {
+                        if (counted) {
+                            tc.runningGcCleaners = false;
+                        }
                     }
                 }
                 if (WAIT != null && (boolean) WAIT.invokeExact()) {

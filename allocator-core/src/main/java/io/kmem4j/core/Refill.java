@@ -145,7 +145,7 @@ final class Refill {
             if (!mayGrow) {
                 throw new OutOfMemoryError("kmem4j: no free slab and growing is not allowed now");
             }
-            if (!helped && ReferenceProcessing.help()) {
+            if (!helped && ReferenceProcessing.help(tc)) {
                 helped = true; // buffers GC found came back before the heap grows: take them in, look again
                 final long a = fromRemoteFrees(tc, cls);
                 if (a != 0) {
@@ -249,7 +249,7 @@ final class Refill {
         }
         try {
             final long released = reaper.relieve(tc, false);
-            a = AtTheLimit.reclaim(size, () -> again(tc, cls), () -> reaper.relieve(tc, false));
+            a = AtTheLimit.reclaim(tc, size, () -> again(tc, cls), () -> reaper.relieve(tc, false));
             if (event != null) {
                 event.releasedBytes = released;
                 event.recovered = a != 0;

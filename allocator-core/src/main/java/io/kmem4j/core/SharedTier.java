@@ -263,7 +263,7 @@ final class SharedTier {
         }
         reaper.relieve(tc, false);
         final long[] fromOthers = new long[1];
-        return AtTheLimit.reclaim(c.objectSize, () -> {
+        return AtTheLimit.reclaim(tc, c.objectSize, () -> {
             try {
                 return takeOrGrow(c);
             } catch (final OutOfMemoryError | SlabCache.RetiredException stillFullOrClosed) {

@@ -50,6 +50,12 @@ final class ThreadCache {
     static final int REMOTE_SENT = 2;
     static final int REMOTE_ABSORBED = 3;
     static final int REMOTE_BATCHES = 4;
+    /**
+     * Frees of buffers GC found, run on this thread because it helped the JDK run pending buffer
+     * cleaners before growing ({@link ReferenceProcessing#help}, JDK 26+): GC frees, though not on the
+     * cleaner thread. Also counted in the class's {@link #FREES}.
+     */
+    static final int GC_FREES_HELPED = 5;
     static final int SCALARS = 8;
     // per-class statistics: stats[classBase(c) + k]; one 64-byte line per class. Hits are not
     // counted: hits = ALLOCS - MISSES (misses are counted on the slow path only).
@@ -76,6 +82,9 @@ final class ThreadCache {
 
     /** Re-entrancy guard: set while this thread is inside an allocator slow path. */
     boolean busy;
+
+    /** Set while this ({@link #CACHING}) thread runs the JDK's pending buffer cleaners ({@link #GC_FREES_HELPED}). */
+    boolean runningGcCleaners;
 
     /** Allocations left until the next sampled one (site sampling on). */
     int sampleCountdown;

@@ -189,7 +189,10 @@ final class ThreadRegistry {
     record Totals(long[] stats, long gcFrees, int liveCaches, long retiredCaches) {
     }
 
-    /** @return the sums; {@code gcFrees} is what the GC cleaner thread's cache counted as frees. */
+    /**
+     * @return the sums; {@code gcFrees} is what the GC cleaner thread's cache counted as frees, and the
+     *         GC frees other threads ran helping the JDK ({@link ThreadCache#GC_FREES_HELPED})
+     */
     Totals totals() {
         synchronized (lock) {
             final long[] sum = retired.clone();
@@ -209,9 +212,14 @@ final class ThreadRegistry {
                 }
             }
             long gcFrees = 0;
+            long frees = 0;
             for (int c = 0; c < caches.length; c++) {
                 gcFrees += gcStats[ThreadCache.classBase(c) + ThreadCache.FREES];
+                frees += sum[ThreadCache.classBase(c) + ThreadCache.FREES];
             }
+            // plus the GC frees threads ran helping the JDK (26+); never more than the other frees read
+            // (a racy read may see a thread's helped count before its class count)
+            gcFrees += Math.max(0, Math.min(sum[ThreadCache.GC_FREES_HELPED], frees - gcFrees));
             return new Totals(sum, gcFrees, live, retiredCaches);
         }
     }

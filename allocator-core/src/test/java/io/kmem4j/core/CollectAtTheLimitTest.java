@@ -293,7 +293,7 @@ class CollectAtTheLimitTest {
                 .pollInterval(java.time.Duration.ofMillis(10))
                 .until(() -> {
                     System.gc();
-                    ReferenceProcessing.help();
+                    ReferenceProcessing.help(null);
                     return count(a, inbox, smallClass) >= 9 && count(a, inbox, a.classes.indexOf(SIZE)) >= 9;
                 });
             for (int i = 0; i < 9; i++) {

@@ -48,7 +48,7 @@ final class TestSupport {
     static long exhaustBudgetLeaving(final long left) throws ReflectiveOperationException {
         do {
             System.gc();
-        } while (ReferenceProcessing.help());
+        } while (ReferenceProcessing.help(null));
         final Class<?> bits = Class.forName("java.nio.Bits");
         final long max = (long) declaredField(bits, "MAX_MEMORY").get(null);
         final long used = ((java.util.concurrent.atomic.AtomicLong) declaredField(bits, "RESERVED_MEMORY").get(null)).get();
