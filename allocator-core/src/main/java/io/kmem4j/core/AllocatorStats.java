@@ -11,9 +11,10 @@ import java.util.List;
  * @param explicitFrees       buffers released on an application thread (invokeCleaner, clean, free)
  * @param gcFrees             buffers released by GC (cleaners run on the JDK's cleaner thread: "Reference
  *                            Handler" on JDK 17-25, {@code java.nio.BufferCleaner}'s on 26+, or, on 26+,
- *                            by a thread kmem4j has help the JDK run them before growing; those the
- *                            JDK's own reservation runs on an allocating thread after a request passed
- *                            to the JDK at the limit count as explicit)
+ *                            by a platform thread kmem4j has help the JDK run them before growing or at
+ *                            the limit; those the JDK's own reservation runs on an allocating thread
+ *                            after a request passed to the JDK at the limit, and those a virtual thread
+ *                            helps run, count as explicit)
  * @param bytesInUse          sum of the capacities of live slab buffers, bytes
  * @param bytesReserved       off-heap chunk memory held (counted against MaxDirectMemorySize), bytes
  * @param fallbacks           requests passed to the JDK (size outside the window, re-entrant calls,

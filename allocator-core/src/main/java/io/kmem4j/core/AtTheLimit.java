@@ -83,8 +83,8 @@ final class AtTheLimit {
                 }
                 // another thread's collection, already running when this request failed, may be enough;
                 // one that started since is this request's own (collectUnlessOneStartedSince waits for it)
-            } while (active || ReferenceProcessing.collectionsStarted() == seen && ReferenceProcessing.awaitRunningCollection());
-            ReferenceProcessing.collectUnlessOneStartedSince(seen);
+            } while (active || ReferenceProcessing.collectionsStarted() == seen && ReferenceProcessing.awaitRunningCollection(tc));
+            ReferenceProcessing.collectUnlessOneStartedSince(seen, tc);
             interrupted |= Thread.interrupted();
             long sleepMillis = 1;
             int sleeps = 0;
@@ -106,7 +106,7 @@ final class AtTheLimit {
                     // allocating) only a collection finds; the JDK's path would run one now and send
                     // its frees here, out of the request's reach: run it here, try once more
                     collectedAgain = true;
-                    ReferenceProcessing.collectUnlessOneStartedSince(before);
+                    ReferenceProcessing.collectUnlessOneStartedSince(before, tc);
                     interrupted |= Thread.interrupted();
                     continue;
                 }

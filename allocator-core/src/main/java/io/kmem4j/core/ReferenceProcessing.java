@@ -67,15 +67,16 @@ final class ReferenceProcessing {
     /**
      * Waits for a collection another thread is running now, if any, and helps the cleaners it found.
      *
+     * @param tc the calling thread's cache, or {@code null} (see {@link #help(ThreadCache)})
      * @return true when there was one (frees may have come back: try again before asking for another)
      */
-    static boolean awaitRunningCollection() {
+    static boolean awaitRunningCollection(final ThreadCache tc) {
         if (!COLLECTING.isLocked() || COLLECTING.isHeldByCurrentThread()) {
             return false;
         }
         COLLECTING.lock();
         COLLECTING.unlock();
-        help(null);
+        help(tc);
         return true;
     }
 
@@ -94,8 +95,9 @@ final class ReferenceProcessing {
      * do nothing, as it does the JDK's. Never on the GC cleaner thread (it would wait for itself).
      *
      * @param seen {@link #collectionsStarted()} as the caller read it before its failed attempt
+     * @param tc   the calling thread's cache, or {@code null} (see {@link #help(ThreadCache)})
      */
-    static void collectUnlessOneStartedSince(final long seen) {
+    static void collectUnlessOneStartedSince(final long seen, final ThreadCache tc) {
         if (JdkInternals.isGcCleanerThread(Thread.currentThread())) {
             return;
         }
@@ -108,7 +110,7 @@ final class ReferenceProcessing {
         } finally {
             COLLECTING.unlock();
         }
-        help(null);
+        help(tc);
     }
 
     /**

@@ -457,10 +457,10 @@ public final class SlabAllocator implements AutoCloseable {
 
     /** A free that does not touch magazines: to the slab's owner's inbox, or to the orphans. */
     private void defer(final ThreadCache tc, final int cls, final long address, final int capacity, final int owner) {
-        tc.countFree(cls, capacity);
-        if (tc.runningGcCleaners) {
+        if (tc.runningGcCleaners) { // first: a racy reader then never sees the free without it (an explicit one)
             tc.count(ThreadCache.GC_FREES_HELPED, 1); // (the thread is busy: inside a slow path, its frees come here)
         }
+        tc.countFree(cls, capacity);
         if (owner != 0) {
             tc.freeRemote(owner, address);
         } else {

@@ -151,7 +151,7 @@ class CollectAtTheLimitTest {
                         }
                         Thread.sleep(1);
                     }
-                    ReferenceProcessing.awaitRunningCollection(); // has passed: the buffers were still live
+                    ReferenceProcessing.awaitRunningCollection(null); // has passed: the buffers were still live
                     held.set(null); // dropped while the request backs off
                 } catch (final Throwable e) {
                     failure.compareAndSet(null, e);
@@ -327,6 +327,37 @@ class CollectAtTheLimitTest {
     }
 
     /** The budget the test took, back to the JDK's account; the allocator closed. */
+    /**
+     * A request above the largest size class goes to the JDK's path; when it does not fit, the chunks
+     * of buffers the program dropped to GC must not keep the room it needs: the JDK's reservation
+     * would collect, the buffers would come back to kmem4j's slabs and their chunks stay reserved
+     * (trial: 55 buffers of 1 MiB under a 64 MiB limit after 2,000 dropped 4 KiB ones, 64 without
+     * the agent).
+     */
+    @Test
+    void aRequestAboveTheLargestClassGetsTheChunksOfBuffersDroppedToGc() throws Exception {
+        final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
+        long take = 0;
+        try {
+            final List<ByteBuffer> dropped = new ArrayList<>();
+            for (int i = 0; i < 2_000; i++) {
+                dropped.add(a.allocate(SIZE)); // tracked: only GC gives them back
+            }
+            final long reserved = a.stats().bytesReserved();
+            assertThat(reserved).as("chunks of the buffers to drop").isPositive();
+            final int big = 1 << 20;
+            take = TestSupport.exhaustBudgetLeaving(big / 2);
+            dropped.clear();
+            assertThat(JdkInternals.fitsUnderTheLimit(big)).as("1 MiB fits before the request").isFalse();
+            assertThat(a.tryAllocate(big)).as("above the largest class: the JDK's path serves it").isNull();
+            assertThat(JdkInternals.fitsUnderTheLimit(big)).as("1 MiB fits when the JDK's path runs; bytes reserved by kmem4j %d",
+                a.stats().bytesReserved()).isTrue();
+            assertThat(a.stats().bytesReserved()).as("chunk memory after the request").isLessThan(reserved);
+        } finally {
+            giveBack(a, take);
+        }
+    }
+
     private static void giveBack(final SlabAllocator a, final long take) {
         if (take > 0) {
             JdkInternals.unreserveDirectMemory(take);

@@ -12,7 +12,9 @@ import java.util.concurrent.CountDownLatch;
  * class: the JDK's own path) until half the limit is live. A plain JDK completes; so must a JVM with
  * the agent, although the released memory sits in kmem4j's caches and the JDK's path reclaims only
  * with GC. Mode {@code same}: the main thread releases; mode {@code other}: a second thread allocates
- * and releases and stays alive (its own magazines hold part of what it released).
+ * and releases and stays alive (its own magazines hold part of what it released); mode
+ * {@code dropped}: the main thread drops them without releasing, so only the collection the JDK's
+ * path runs gives them back (to kmem4j's slabs: their chunks must not keep the room; trial finding).
  * Prints {@code c1c: ok large=32} or {@code c1c: oom after=K message=..}.
  */
 public final class CachedThenLargeApp {
@@ -30,12 +32,14 @@ public final class CachedThenLargeApp {
             for (int i = 0; i < n; i++) {
                 l.add(ByteBuffer.allocateDirect(size));
             }
-            l.forEach(Cleaners::invokeCleaner);
+            if (!"dropped".equals(mode)) {
+                l.forEach(Cleaners::invokeCleaner);
+            }
             l.clear();
             released.countDown();
         };
         Thread other = null;
-        if ("same".equals(mode)) {
+        if ("same".equals(mode) || "dropped".equals(mode)) {
             churn.run();
         } else {
             other = new Thread(() -> {
