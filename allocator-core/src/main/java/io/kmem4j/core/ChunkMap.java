@@ -7,60 +7,62 @@ package io.kmem4j.core;
  * <p>The address space is cut into windows of {@code 2^shift} bytes, the largest power of two not
  * above the chunk size, so a window holds parts of at most two chunks (the end of one, the start of
  * the next: a chunk wholly inside a window would be smaller than it) and a chunk touches at most
- * three windows. A table maps window number to those two chunks and the address where the second
- * starts. Each window's entry sits at its hash slot or the next one, which {@link #rebuild} makes
- * true (it grows the table or changes the hash until it is).
+ * three windows. A two-level radix map (a page map, as tcmalloc's) takes a window number to those
+ * two chunks and the address where the second starts: a top array over the span of address space
+ * the chunks occupy, of leaves of {@value #LEAF_SIZE} windows each, empty ones shared. Memory: the
+ * top array, one reference per {@value #LEAF_SIZE} windows of the span, and 16 KiB per leaf in use
+ * (one per chunk at worst, 0.4% of a 4 MiB chunk); an update copies the top array and the leaves it
+ * changes.
  *
  * <p>Why this shape: {@link #find} runs inside the allocator's hit and free paths, which C2 compiles,
  * and C2 compiles a branch it has never seen taken as a trap that throws the compiled code away. With
- * a probing loop, the branch "this slot holds another window" was first taken when the heap grew its
- * second chunk, and threw away every compiled method that had {@code find} inlined (seven in the
- * {@code pipeline} sample, each compiled again, larger: JFR {@code jdk.Deoptimization},
- * {@code unstable_if}). Here the slot and the chunk are chosen with arithmetic; the only branches
- * left test whether the address is ours, which for the allocator's own addresses is always true.
+ * a probing hash table, the branch "this slot holds another window" was first taken when the heap
+ * grew its second chunk, and threw away every compiled method that had {@code find} inlined (five to
+ * seven in the {@code pipeline} sample, each compiled again, larger: JFR
+ * {@code jdk.Deoptimization}, {@code unstable_if}). Here the leaf, the entry and the chunk are chosen
+ * with arithmetic; the only branches left test whether the address is ours, which for the
+ * allocator's own addresses is always true.
  *
  * <p>Threads: {@link #find(long)} may be called by any thread without locking (it reads one
- * immutable table through a volatile field). {@link #add} and {@link #remove} copy the table and are
- * serialised by the caller's chunk lock.
+ * immutable table through a volatile field). {@link #add} and {@link #remove} copy what they change
+ * and are serialised by the caller's chunk lock.
  */
 final class ChunkMap {
-    /** A key no window has ({@code address >>> shift} with {@code shift >= 16} is never negative). */
-    private static final long NO_KEY = -1;
+    private static final int LEAF_BITS = 10;
+    static final int LEAF_SIZE = 1 << LEAF_BITS;
 
-    private static final class Table {
-        /** Window numbers, {@link #NO_KEY} where free; one slot more than the hash reaches, for the next-slot rule. */
-        final long[] keys;
-        /** Two per slot: the chunk below {@link #bounds} and the one from it on (the same chunk when the window has one). */
-        final Chunk[] chunks;
-        /** Per slot: where the window's second chunk starts ({@code 0} when it has one). */
-        final long[] bounds;
-        final long multiplier;
-        /** {@code 64 - log2(capacity)}: the slot is the product's top bits. */
-        final int hashShift;
-        /** Every chunk, in the order added. */
-        final Chunk[] all;
+    /** A leaf: per window, the chunk below its bound and the one from it on (the same when one), and the bound. */
+    private static final class Leaf {
+        final Chunk[] chunks = new Chunk[2 * LEAF_SIZE];
+        final long[] bounds = new long[LEAF_SIZE];
 
-        Table(final int capacity, final long multiplier, final Chunk[] all) {
-            this.keys = new long[capacity + 1];
-            java.util.Arrays.fill(keys, NO_KEY);
-            this.chunks = new Chunk[2 * (capacity + 1)];
-            this.bounds = new long[capacity + 1];
-            this.multiplier = multiplier;
-            this.hashShift = 64 - Integer.numberOfTrailingZeros(capacity);
-            this.all = all;
-        }
-
-        int slot(final long key) {
-            return (int) ((key * multiplier) >>> hashShift);
+        Leaf copy() {
+            final Leaf l = new Leaf();
+            System.arraycopy(chunks, 0, l.chunks, 0, chunks.length);
+            System.arraycopy(bounds, 0, l.bounds, 0, bounds.length);
+            return l;
         }
     }
 
-    /** Odd multipliers (Fibonacci hashing, then others) for tables whose windows would not sit at their slot or the next. */
-    private static final long[] MULTIPLIERS = {
-        0x9E3779B97F4A7C15L, 0xC2B2AE3D27D4EB4FL, 0x165667B19E3779F9L, 0xD6E8FEB86659FD93L};
+    /** Every window of the span no chunk touches (all {@code null}: {@link #find} answers "not ours"). */
+    private static final Leaf EMPTY = new Leaf();
+
+    private static final class Table {
+        /** The leaf number of {@code top[0]}. */
+        final long topBase;
+        final Leaf[] top;
+        /** Every chunk, in the order added. */
+        final Chunk[] all;
+
+        Table(final long topBase, final Leaf[] top, final Chunk[] all) {
+            this.topBase = topBase;
+            this.top = top;
+            this.all = all;
+        }
+    }
 
     private final int shift;
-    private volatile Table table = new Table(16, MULTIPLIERS[0], new Chunk[0]);
+    private volatile Table table = new Table(0, new Leaf[0], new Chunk[0]);
 
     /** @param chunkBytes the size of every chunk this map will hold (at least one 64 KiB page) */
     ChunkMap(final long chunkBytes) {
@@ -70,12 +72,15 @@ final class ChunkMap {
     /** @return the chunk holding {@code address}, or {@code null} when the address is not ours. */
     Chunk find(final long address) {
         final Table t = table;
-        final long key = address >>> shift;
-        final int h = t.slot(key);
-        final long atH = t.keys[h] ^ key;
-        final int i = h + (int) ((atH | -atH) >>> 63); // h when the window is there, else the next slot
-        final Chunk c = t.chunks[2 * i + (int) ((t.bounds[i] - address - 1) >>> 63)]; // the second from its bound on
-        return t.keys[i] == key && c.contains(address) ? c : null;
+        final long window = address >>> shift;
+        final long leaf = (window >>> LEAF_BITS) - t.topBase;
+        if (Long.compareUnsigned(leaf, t.top.length) >= 0) {
+            return null; // outside the span of every chunk
+        }
+        final Leaf l = t.top[(int) leaf];
+        final int i = (int) window & (LEAF_SIZE - 1);
+        final Chunk c = l.chunks[2 * i + (int) ((l.bounds[i] - address - 1) >>> 63)]; // the second from its bound on
+        return c != null && c.contains(address) ? c : null;
     }
 
     /** @return number of chunks registered. */
@@ -83,18 +88,34 @@ final class ChunkMap {
         return table.all.length;
     }
 
+    /** @throws IllegalStateException when a window would hold parts of three chunks (a chunk not of this map's size); nothing changed */
     void add(final Chunk chunk) {
-        final Chunk[] all = table.all;
-        final Chunk[] next = java.util.Arrays.copyOf(all, all.length + 1);
-        next[all.length] = chunk;
-        table = build(next);
+        final Table t = table;
+        final Chunk[] all = java.util.Arrays.copyOf(t.all, t.all.length + 1);
+        all[t.all.length] = chunk;
+        final long first = (chunk.base >>> shift) >>> LEAF_BITS;
+        final long last = ((chunk.base + chunk.size - 1) >>> shift) >>> LEAF_BITS;
+        final long base = t.top.length == 0 ? first : Math.min(t.topBase, first);
+        final long end = t.top.length == 0 ? last + 1 : Math.max(t.topBase + t.top.length, last + 1);
+        final Leaf[] top = new Leaf[Math.toIntExact(end - base)];
+        java.util.Arrays.fill(top, EMPTY);
+        if (t.top.length > 0) {
+            System.arraycopy(t.top, 0, top, (int) (t.topBase - base), t.top.length);
+        }
+        table = new Table(base, changed(top, base, chunk, true), all);
     }
 
     void remove(final Chunk chunk) {
-        final java.util.List<Chunk> next = new java.util.ArrayList<>(java.util.Arrays.asList(table.all));
-        if (next.remove(chunk)) {
-            table = build(next.toArray(new Chunk[0]));
+        final Table t = table;
+        final java.util.List<Chunk> rest = new java.util.ArrayList<>(java.util.Arrays.asList(t.all));
+        if (!rest.remove(chunk)) {
+            return;
         }
+        if (rest.isEmpty()) {
+            table = new Table(0, new Leaf[0], new Chunk[0]);
+            return;
+        }
+        table = new Table(t.topBase, changed(t.top.clone(), t.topBase, chunk, false), rest.toArray(new Chunk[0]));
     }
 
     /** @return a snapshot of the registered chunks. */
@@ -102,61 +123,40 @@ final class ChunkMap {
         return java.util.List.of(table.all);
     }
 
-    /** A table holding {@code all}: at least eight slots a window, more (or another hash) until every window sits at its slot or the next. */
-    private Table build(final Chunk[] all) {
-        final java.util.Map<Long, Chunk[]> windows = new java.util.HashMap<>();
-        for (final Chunk c : all) {
-            for (long w = c.base >>> shift; w <= (c.base + c.size - 1) >>> shift; w++) {
-                Chunk[] two = windows.get(w);
-                if (two == null) { // (no lambda: the first growth runs at a program's first direct buffer)
-                    two = new Chunk[2];
-                    windows.put(w, two);
-                }
-                if (two[1] != null) {
+    /** {@code top} (a copy, the caller's) with {@code chunk}'s windows added or removed, each leaf changed copied once. */
+    private Leaf[] changed(final Leaf[] top, final long base, final Chunk chunk, final boolean add) {
+        final java.util.Set<Leaf> copies = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (long w = chunk.base >>> shift; w <= (chunk.base + chunk.size - 1) >>> shift; w++) {
+            final int li = (int) ((w >>> LEAF_BITS) - base);
+            Leaf l = top[li];
+            if (!copies.contains(l)) {
+                l = l.copy();
+                copies.add(l);
+                top[li] = l;
+            }
+            final int i = (int) w & (LEAF_SIZE - 1);
+            final Chunk lo = l.chunks[2 * i];
+            final Chunk hi = l.chunks[2 * i + 1];
+            if (add) {
+                if (lo == null) {
+                    l.chunks[2 * i] = chunk;
+                    l.chunks[2 * i + 1] = chunk;
+                } else if (lo != hi) {
                     throw new IllegalStateException("a window holds parts of three chunks: every chunk must be of this map's size");
+                } else {
+                    final boolean below = chunk.base < lo.base;
+                    l.chunks[2 * i] = below ? chunk : lo;
+                    l.chunks[2 * i + 1] = below ? lo : chunk;
+                    l.bounds[i] = below ? lo.base : chunk.base;
                 }
-                two[two[0] == null ? 0 : 1] = c;
+            } else {
+                final Chunk other = lo == chunk ? hi : lo;
+                final Chunk left = other == chunk ? null : other;
+                l.chunks[2 * i] = left;
+                l.chunks[2 * i + 1] = left;
+                l.bounds[i] = 0;
             }
         }
-        int capacity = 16;
-        while (capacity < windows.size() * 8) {
-            capacity <<= 1;
-        }
-        for (;; capacity <<= 1) {
-            if (capacity > 1 << 28) {
-                throw new IllegalStateException("no table of up to 2^28 slots places " + windows.size() + " windows");
-            }
-            for (final long multiplier : MULTIPLIERS) {
-                final Table t = new Table(capacity, multiplier, all);
-                if (placeAll(t, windows)) {
-                    return t;
-                }
-            }
-        }
-    }
-
-    private static boolean placeAll(final Table t, final java.util.Map<Long, Chunk[]> windows) {
-        for (final java.util.Map.Entry<Long, Chunk[]> e : windows.entrySet()) {
-            final long key = e.getKey();
-            final int h = t.slot(key);
-            final int i = t.keys[h] == NO_KEY ? h : t.keys[h + 1] == NO_KEY ? h + 1 : -1;
-            if (i < 0) {
-                return false;
-            }
-            Chunk lo = e.getValue()[0];
-            Chunk hi = e.getValue()[1];
-            if (hi == null) {
-                hi = lo;
-            } else if (hi.base < lo.base) {
-                final Chunk x = lo;
-                lo = hi;
-                hi = x;
-            }
-            t.keys[i] = key;
-            t.chunks[2 * i] = lo;
-            t.chunks[2 * i + 1] = hi;
-            t.bounds[i] = hi == lo ? 0 : hi.base;
-        }
-        return true;
+        return top;
     }
 }

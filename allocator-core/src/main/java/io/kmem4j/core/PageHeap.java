@@ -135,7 +135,12 @@ final class PageHeap {
             // never used is never touched and stays out of RSS
             growLock.lock();
             try {
-                map.add(c);
+                try {
+                    map.add(c);
+                } catch (final RuntimeException | Error e) {
+                    c.release(); // never mapped: nothing of it was handed out
+                    throw e;
+                }
                 final Chunk[] current = chunks;
                 final Chunk[] next = java.util.Arrays.copyOf(current, current.length + 1);
                 next[current.length] = c;

@@ -130,7 +130,7 @@ final class Reaper {
                     }
                 }
                 revokeIdle();
-                passAfterRetiring(!ended.isEmpty());
+                passAfterRetiring(!retired.isEmpty());
             } finally {
                 // last: a reader that sees these caches gone (ThreadCaches) also sees what they held given
                 // back (ThreadChurnIT read BytesReserved between the two on a busy box: 113 MB instead of 8);

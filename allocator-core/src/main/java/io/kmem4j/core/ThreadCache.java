@@ -380,7 +380,10 @@ final class ThreadCache {
         return s;
     }
 
-    /** @return true when the reaper revokes or revoked this cache: the owner must {@link #resume()} before using it */
+    /**
+     * @return true when the reaper revokes or revoked this cache, or it is a carrier's: the owner must
+     *         {@link #resume()} before using it, or, a carrier's ({@link #isCarrier()}), {@link #borrow()} it
+     */
     boolean revoked() {
         return revocation != OWNED;
     }

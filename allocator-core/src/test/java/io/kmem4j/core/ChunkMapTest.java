@@ -226,6 +226,60 @@ class ChunkMapTest {
         }
     }
 
+    @Test
+    void chunksScatteredOverTheAddressSpaceAgreeWithALinearSearch() {
+        final int bytes = 1 << 20;
+        final java.util.SplittableRandom r = new java.util.SplittableRandom(7);
+        final java.util.TreeMap<Long, Chunk> byBase = new java.util.TreeMap<>();
+        while (byBase.size() < 300) { // far apart: most in leaves of their own
+            final long raw = (r.nextLong(1L << 40, 1L << 46) & -4096L) + (r.nextBoolean() ? 0 : 100);
+            final Chunk c = Chunk.describing(raw, bytes);
+            final java.util.Map.Entry<Long, Chunk> below = byBase.floorEntry(c.base);
+            final java.util.Map.Entry<Long, Chunk> above = byBase.ceilingEntry(c.base);
+            if ((below == null || below.getValue().base + below.getValue().size <= c.base)
+                && (above == null || c.base + c.size <= above.getKey())) {
+                byBase.put(c.base, c);
+            }
+        }
+        final List<Chunk> chunks = new ArrayList<>(byBase.values());
+        java.util.Collections.shuffle(chunks, new java.util.Random(7));
+        final ChunkMap map = new ChunkMap(bytes);
+        chunks.forEach(map::add);
+        assertThat(map.chunks()).containsExactlyInAnyOrderElementsOf(chunks);
+        for (int n = 0; n < 100_000; n++) {
+            final Chunk near = chunks.get(r.nextInt(chunks.size()));
+            final long address = near.base - bytes + r.nextLong(3L * bytes);
+            assertThat(map.find(address)).as("address %x", address).isSameAs(linear(chunks, address));
+        }
+        final List<Chunk> left = new ArrayList<>(chunks);
+        for (final Chunk c : chunks) {
+            map.remove(c);
+            left.remove(c);
+            assertThat(map.find(c.base)).isNull();
+            if (!left.isEmpty()) {
+                final Chunk still = left.get(r.nextInt(left.size()));
+                assertThat(map.find(still.base + r.nextLong(still.size))).isSameAs(still);
+            }
+        }
+        assertThat(map.size()).isZero();
+    }
+
+    @Test
+    void aChunkOfAnotherSizeIsRefusedAndChangesNothing() {
+        final int bytes = 3 << 20;
+        final Chunk a = Chunk.describing(0x7f00_0000_0000L, bytes);
+        final Chunk b = Chunk.describing(a.base + a.size, bytes);
+        final ChunkMap map = new ChunkMap(bytes);
+        map.add(a);
+        map.add(b);
+        final Chunk small = Chunk.describing(a.base + a.size - 2 * PAGE, 1 << 16); // a third one in a shared window
+        org.assertj.core.api.Assertions.assertThatIllegalStateException().isThrownBy(() -> map.add(small))
+            .withMessageContaining("three chunks");
+        assertThat(map.size()).isEqualTo(2);
+        assertThat(map.find(a.base + a.size - 1)).isSameAs(a);
+        assertThat(map.find(b.base)).isSameAs(b);
+    }
+
     private static Chunk linear(final List<Chunk> chunks, final long address) {
         for (final Chunk c : chunks) {
             if (c.contains(address)) {

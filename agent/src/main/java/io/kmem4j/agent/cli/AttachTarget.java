@@ -59,7 +59,8 @@ final class AttachTarget {
         } catch (final IOException | RuntimeException unknown) {
             return null; // no /proc, no such process: the Attach API says
         }
-        if (status.contains("\nState:\tZ") || status.contains("\nState:\tX")) {
+        // a zombie leader whose other threads still run (it called pthread_exit) is alive: only a lone one has exited
+        if ((status.contains("\nState:\tZ") || status.contains("\nState:\tX")) && status.contains("\nThreads:\t1\n")) {
             return "it has exited (its parent has not collected its status yet); nothing was sent";
         }
         if (caught == NO_MASK || (caught & SIGQUIT_BIT) != 0) {

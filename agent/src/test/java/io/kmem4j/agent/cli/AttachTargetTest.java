@@ -71,8 +71,10 @@ class AttachTargetTest {
         assertThat(AttachTarget.refusal(tmp.resolve("no-such-pid"))).as("nothing in /proc: the Attach API says").isNull();
         Files.writeString(proc.resolve("status"), "SigCgt:\t8000000000000000\n");
         assertThat(AttachTarget.refusal(proc)).as("only signal 64 handled (a negative mask)").contains("does not handle SIGQUIT");
-        Files.writeString(proc.resolve("status"), "Name:\tjava\nState:\tZ (zombie)\nSigCgt:\t0000000000000000\n");
+        Files.writeString(proc.resolve("status"), "Name:\tjava\nState:\tZ (zombie)\nThreads:\t1\nSigCgt:\t0000000000000000\n");
         assertThat(AttachTarget.refusal(proc)).as("a zombie").contains("has exited").doesNotContain("SIGQUIT");
+        Files.writeString(proc.resolve("status"), "Name:\tjava\nState:\tZ (zombie)\nThreads:\t12\nSigCgt:\t2000000181005ccf\n");
+        assertThat(AttachTarget.refusal(proc)).as("a zombie leader whose threads still run, handling SIGQUIT").isNull();
         Files.delete(proc.resolve("maps"));
         Files.writeString(proc.resolve("status"), "SigCgt:\t0000000000000000\n");
         assertThat(AttachTarget.refusal(proc)).as("memory map unreadable (another user's)")
