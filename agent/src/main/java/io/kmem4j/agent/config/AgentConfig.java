@@ -163,8 +163,20 @@ public final class AgentConfig {
             String v;
             try {
                 v = merge(agentArgs, sysProps, env, new java.util.ArrayList<>(), new java.util.HashMap<>()).get(SUMMARY);
-            } catch (final RuntimeException unreadableFile) {
-                v = parseArgs(agentArgs).get(SUMMARY); // a configFile that cannot be read: the arguments alone
+            } catch (final RuntimeException unreadableOrRepeated) {
+                // a configFile that cannot be read, or a key given twice: the arguments' summary values alone,
+                // true when every one says true (a summary=true beside a repeated other key still prints)
+                boolean any = false;
+                for (final String part : agentArgs == null ? new String[0] : agentArgs.split(",")) {
+                    final int eq = part.indexOf('=');
+                    if (eq > 0 && SUMMARY.equals(part.substring(0, eq).trim())) {
+                        if (!"true".equalsIgnoreCase(part.substring(eq + 1).trim())) {
+                            return false;
+                        }
+                        any = true;
+                    }
+                }
+                return any;
             }
             return v != null && "true".equalsIgnoreCase(v.trim());
         } catch (final Throwable unreadable) {

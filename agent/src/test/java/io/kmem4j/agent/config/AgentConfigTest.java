@@ -56,6 +56,11 @@ class AgentConfigTest {
         assertThat(AgentConfig.summaryRequested("configFile=/no/such/file,summary=true", props(), Map.of()))
             .as("unreadable configuration file: the arguments alone").isTrue();
         assertThat(AgentConfig.summaryRequested("configFile=/no/such/file", props(), Map.of())).isFalse();
+        assertThat(AgentConfig.summaryRequested("summary=true,magazineRounds=8,magazineRounds=16", props(), Map.of()))
+            .as("another key given twice (trial finding: the line was lost)").isTrue();
+        assertThat(AgentConfig.summaryRequested("summary=true,summary=false", props(), Map.of()))
+            .as("summary itself given twice, differently: not asked for").isFalse();
+        assertThat(AgentConfig.summaryRequested("summary=true,summary=true", props(), Map.of())).isTrue();
     }
 
     // ---------------------------------------------------------------- parseArgs
