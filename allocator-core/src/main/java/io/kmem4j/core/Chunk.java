@@ -177,6 +177,13 @@ final class Chunk {
         return true;
     }
 
+    /** Undoes a successful {@link #seal()}: the chunk's pages are free again (its removal failed). */
+    void unseal() {
+        for (int w = 0; w < pageBits.length(); w++) {
+            pageBits.set(w, emptyWord(w));
+        }
+    }
+
     private long emptyWord(final int w) {
         final int tail = pages & 63;
         return w == pageBits.length() - 1 && tail != 0 ? -1L << tail : 0L;

@@ -102,20 +102,37 @@ final class ChunkMap {
         if (t.top.length > 0) {
             System.arraycopy(t.top, 0, top, (int) (t.topBase - base), t.top.length);
         }
-        table = new Table(base, changed(top, base, chunk, true), all);
+        table = new Table(base, changed(top, base, chunk, true,
+            java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>())), all);
     }
 
     void remove(final Chunk chunk) {
+        removeAll(java.util.List.of(chunk));
+    }
+
+    /** Removes {@code gone} (those registered) with one copy of what they change. */
+    void removeAll(final java.util.Collection<Chunk> gone) {
         final Table t = table;
         final java.util.List<Chunk> rest = new java.util.ArrayList<>(java.util.Arrays.asList(t.all));
-        if (!rest.remove(chunk)) {
+        final java.util.List<Chunk> removed = new java.util.ArrayList<>();
+        for (final Chunk c : gone) {
+            if (rest.remove(c)) {
+                removed.add(c);
+            }
+        }
+        if (removed.isEmpty()) {
             return;
         }
         if (rest.isEmpty()) {
             table = new Table(0, new Leaf[0], new Chunk[0]);
             return;
         }
-        table = new Table(t.topBase, changed(t.top.clone(), t.topBase, chunk, false), rest.toArray(new Chunk[0]));
+        final Leaf[] top = t.top.clone();
+        final java.util.Set<Leaf> copies = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (final Chunk c : removed) {
+            changed(top, t.topBase, c, false, copies);
+        }
+        table = new Table(t.topBase, top, rest.toArray(new Chunk[0]));
     }
 
     /** @return a snapshot of the registered chunks. */
@@ -123,9 +140,12 @@ final class ChunkMap {
         return java.util.List.of(table.all);
     }
 
-    /** {@code top} (a copy, the caller's) with {@code chunk}'s windows added or removed, each leaf changed copied once. */
-    private Leaf[] changed(final Leaf[] top, final long base, final Chunk chunk, final boolean add) {
-        final java.util.Set<Leaf> copies = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    /**
+     * {@code top} (a copy, the caller's) with {@code chunk}'s windows added or removed, each leaf changed
+     * copied once ({@code copies}: the leaves already copied by this update, which may change in place).
+     */
+    private Leaf[] changed(final Leaf[] top, final long base, final Chunk chunk, final boolean add,
+                           final java.util.Set<Leaf> copies) {
         for (long w = chunk.base >>> shift; w <= (chunk.base + chunk.size - 1) >>> shift; w++) {
             final int li = (int) ((w >>> LEAF_BITS) - base);
             Leaf l = top[li];

@@ -254,29 +254,43 @@ final class PageHeap {
             long released = 0;
             int empty = 0;
             Chunk[] current = chunks;
+            final java.util.List<Chunk> sealed = new java.util.ArrayList<>();
             for (final Chunk c : current) {
                 if (c.usedPages() == 0 && (decayNanos == 0 || now - c.emptySinceNanos >= decayNanos) && ++empty > keep
                     && seal(c)) {
-                    map.remove(c);
-                    final Chunk[] next = new Chunk[current.length - 1];
-                    int i = 0;
-                    for (final Chunk o : current) {
-                        if (o != c) {
-                            next[i++] = o;
-                        }
+                    sealed.add(c);
+                }
+            }
+            if (sealed.isEmpty()) {
+                return 0;
+            }
+            try {
+                map.removeAll(sealed); // one copy of the map for them all
+            } catch (final RuntimeException | Error e) {
+                for (final Chunk c : sealed) {
+                    c.unseal(); // kept and usable, as if never chosen
+                }
+                throw e;
+            }
+            for (final Chunk c : sealed) {
+                final Chunk[] next = new Chunk[current.length - 1];
+                int i = 0;
+                for (final Chunk o : current) {
+                    if (o != c) {
+                        next[i++] = o;
                     }
-                    current = next;
-                    chunks = next;
-                    c.release();
-                    released += c.reservedBytes;
-                    chunksReleased++;
-                    lastReleaseNanos = System.nanoTime();
-                    if (Events.recorder()) {
-                        final Events.ChunkRelease e = new Events.ChunkRelease();
-                        e.bytes = c.reservedBytes;
-                        e.chunks = current.length;
-                        e.commit();
-                    }
+                }
+                current = next;
+                chunks = next;
+                c.release();
+                released += c.reservedBytes;
+                chunksReleased++;
+                lastReleaseNanos = System.nanoTime();
+                if (Events.recorder()) {
+                    final Events.ChunkRelease e = new Events.ChunkRelease();
+                    e.bytes = c.reservedBytes;
+                    e.chunks = current.length;
+                    e.commit();
                 }
             }
             return released;

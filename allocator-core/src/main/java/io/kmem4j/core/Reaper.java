@@ -484,6 +484,14 @@ final class Reaper {
     }
 
     /**
+     * After a reclaim for a large request that did not make room (what kmem4j holds is live), none for
+     * this long: a program retrying such requests pays the JDK's own cost, not this one as well.
+     */
+    static final long RELIEF_HOLD_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+    /** When the last such reclaim failed ({@link System#nanoTime()}); racy, a hint. */
+    private volatile long reliefFailedNanos = System.nanoTime() - RELIEF_HOLD_NANOS;
+
+    /**
      * {@link #relieveBudgetFor}, the caller's own cache usable ({@code busy} off, not revoked or
      * borrowed). When giving back is not enough but kmem4j's chunks could make the room, it reclaims
      * as the JDK's path would ({@link AtTheLimit}: the collection, the cleaners, the back-off), giving
@@ -491,7 +499,8 @@ final class Reaper {
      * kmem4j's slabs, and their chunks would otherwise stay reserved while the JDK's reservation
      * waits and fails (trial: a program that dropped 2,000 buffers of 4 KiB got 55 buffers of 1 MiB
      * under a 64 MiB limit, 64 without the agent). A request that does not fit even then costs that
-     * back-off and the JDK's own.
+     * back-off and the JDK's own; after such a failure none is tried for {@link #RELIEF_HOLD_NANOS}.
+     * Platform threads only (see the code).
      */
     private void relieveAsOwner(final ThreadCache tc, final int capacity) {
         final Events.BudgetPressure event = Events.recorder() ? new Events.BudgetPressure() : null;
@@ -502,14 +511,21 @@ final class Reaper {
         tc.busy = true;
         try {
             final long[] released = {relieve(tc, true)};
-            if (tc != registry.gc && pages.chunkCount() > 0 && !JdkInternals.fitsUnderTheLimit(capacity)
-                && JdkInternals.fitsUnderTheLimit(Math.max(1, capacity - pages.reservedBytes()))) {
-                // kmem4j's chunks could make the room: reclaim as the JDK's path would, giving back after each
-                // step (never on the GC cleaner thread: helping reference processing would wait for itself)
+            final long reserved = pages.reservedBytes();
+            // a platform thread's own cache only: never the GC cleaner thread's (helping reference processing
+            // would wait for itself), never the one shared cache of virtual threads (busy for the whole
+            // reclaim, it would send every virtual thread to the JDK's path)
+            if (tc.kind == ThreadCache.CACHING && reserved > 0 && System.nanoTime() - reliefFailedNanos >= RELIEF_HOLD_NANOS
+                && !JdkInternals.fitsUnderTheLimit(capacity)
+                && (capacity <= reserved || JdkInternals.fitsUnderTheLimit(capacity - reserved))) {
+                // kmem4j's chunks could make the room: reclaim as the JDK's path would, giving back after each step
                 AtTheLimit.reclaim(tc, capacity, () -> {
                     released[0] += relieve(tc, true);
                     return 0;
                 }, () -> { });
+                if (!JdkInternals.fitsUnderTheLimit(capacity)) {
+                    reliefFailedNanos = System.nanoTime(); // live buffers, not garbage: spare the next requests
+                }
             }
             if (event != null) {
                 event.releasedBytes = released[0];

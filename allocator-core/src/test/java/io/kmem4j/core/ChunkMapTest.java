@@ -265,6 +265,31 @@ class ChunkMapTest {
     }
 
     @Test
+    void removeAllTakesSeveralAtOnceAndIgnoresStrangers() {
+        final int bytes = 1 << 20;
+        final List<Chunk> chunks = new ArrayList<>();
+        long at = 0x7f40_0000_0000L;
+        for (int i = 0; i < 8; i++) {
+            final Chunk c = Chunk.describing(at, bytes);
+            chunks.add(c);
+            at = c.base + c.size + (i % 2) * PAGE;
+        }
+        final ChunkMap map = new ChunkMap(bytes);
+        chunks.forEach(map::add);
+        final Chunk stranger = Chunk.describing(at + (1L << 30), bytes);
+        map.removeAll(List.of(chunks.get(1), chunks.get(2), chunks.get(5), stranger));
+        assertThat(map.size()).isEqualTo(5);
+        for (int i = 0; i < chunks.size(); i++) {
+            final Chunk c = chunks.get(i);
+            final Chunk expected = i == 1 || i == 2 || i == 5 ? null : c;
+            assertThat(map.find(c.base)).as("chunk %d", i).isSameAs(expected);
+            assertThat(map.find(c.base + c.size - 1)).as("chunk %d end", i).isSameAs(expected);
+        }
+        map.removeAll(List.of(stranger));
+        assertThat(map.size()).isEqualTo(5);
+    }
+
+    @Test
     void aChunkOfAnotherSizeIsRefusedAndChangesNothing() {
         final int bytes = 3 << 20;
         final Chunk a = Chunk.describing(0x7f00_0000_0000L, bytes);

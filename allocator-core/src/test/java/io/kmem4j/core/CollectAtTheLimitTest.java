@@ -358,6 +358,36 @@ class CollectAtTheLimitTest {
         }
     }
 
+    /**
+     * The reclaim for a large request runs only where it can help and at most once in
+     * {@link Reaper#RELIEF_HOLD_NANOS} after it did not: kmem4j's buffers live (not garbage), a program
+     * retrying requests that never fit pays the JDK's cost, not a collection and a back-off of
+     * kmem4j's as well (review finding).
+     */
+    @Test
+    void aLargeRequestKmem4jCannotHelpDoesNotCollectAgainAndAgain() throws Exception {
+        final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
+        long take = 0;
+        try {
+            final List<ByteBuffer> live = new ArrayList<>();
+            for (int i = 0; i < 2_000; i++) {
+                live.add(a.allocate(SIZE));
+            }
+            final int big = 1 << 20;
+            take = TestSupport.exhaustBudgetLeaving(big / 2);
+            final long first = ReferenceProcessing.collectionsStarted();
+            assertThat(a.tryAllocate(big)).isNull();
+            assertThat(ReferenceProcessing.collectionsStarted()).as("the first request reclaims").isGreaterThan(first);
+            assertThat(JdkInternals.fitsUnderTheLimit(big)).as("nothing to reclaim: the buffers are live").isFalse();
+            final long second = ReferenceProcessing.collectionsStarted();
+            assertThat(a.tryAllocate(big)).isNull();
+            assertThat(ReferenceProcessing.collectionsStarted()).as("the next one, within the hold-off, does not").isEqualTo(second);
+            assertThat(live).hasSize(2_000); // live until here
+        } finally {
+            giveBack(a, take);
+        }
+    }
+
     private static void giveBack(final SlabAllocator a, final long take) {
         if (take > 0) {
             JdkInternals.unreserveDirectMemory(take);
