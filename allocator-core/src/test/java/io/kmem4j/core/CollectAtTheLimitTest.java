@@ -339,10 +339,7 @@ class CollectAtTheLimitTest {
         final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
         long take = 0;
         try {
-            final List<ByteBuffer> dropped = new ArrayList<>();
-            for (int i = 0; i < 2_000; i++) {
-                dropped.add(a.allocate(SIZE)); // tracked: only GC gives them back
-            }
+            final List<ByteBuffer> dropped = trackedBuffers(a, 2_000); // only GC gives them back
             final long reserved = a.stats().bytesReserved();
             assertThat(reserved).as("chunks of the buffers to drop").isPositive();
             final int big = 1 << 20;
@@ -369,10 +366,7 @@ class CollectAtTheLimitTest {
         final SlabAllocator a = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build());
         long take = 0;
         try {
-            final List<ByteBuffer> live = new ArrayList<>();
-            for (int i = 0; i < 2_000; i++) {
-                live.add(a.allocate(SIZE));
-            }
+            final List<ByteBuffer> live = trackedBuffers(a, 2_000);
             final int big = 1 << 20;
             take = TestSupport.exhaustBudgetLeaving(big / 2);
             final long first = ReferenceProcessing.collectionsStarted();
@@ -386,6 +380,15 @@ class CollectAtTheLimitTest {
         } finally {
             giveBack(a, take);
         }
+    }
+
+    /** @return {@code n} tracked buffers of {@link #SIZE} (GC-driven release), about 8 MB for 2,000 */
+    private static List<ByteBuffer> trackedBuffers(final SlabAllocator a, final int n) {
+        final List<ByteBuffer> l = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            l.add(a.allocate(SIZE));
+        }
+        return l;
     }
 
     private static void giveBack(final SlabAllocator a, final long take) {
