@@ -61,8 +61,11 @@ final class ChunkMap {
         }
     }
 
+    /** No chunk at all. */
+    private static final Table NONE = new Table(0, new Leaf[0], new Chunk[0]);
+
     private final int shift;
-    private volatile Table table = new Table(0, new Leaf[0], new Chunk[0]);
+    private volatile Table table = NONE;
 
     /** @param chunkBytes the size of every chunk this map will hold (at least one 64 KiB page) */
     ChunkMap(final long chunkBytes) {
@@ -102,8 +105,8 @@ final class ChunkMap {
         if (t.top.length > 0) {
             System.arraycopy(t.top, 0, top, (int) (t.topBase - base), t.top.length);
         }
-        table = new Table(base, changed(top, base, chunk, true,
-            java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>())), all);
+        change(top, base, chunk, true, java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()));
+        table = new Table(base, top, all);
     }
 
     void remove(final Chunk chunk) {
@@ -124,13 +127,13 @@ final class ChunkMap {
             return;
         }
         if (rest.isEmpty()) {
-            table = new Table(0, new Leaf[0], new Chunk[0]);
+            table = NONE;
             return;
         }
         final Leaf[] top = t.top.clone();
         final java.util.Set<Leaf> copies = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         for (final Chunk c : removed) {
-            changed(top, t.topBase, c, false, copies);
+            change(top, t.topBase, c, false, copies);
         }
         table = new Table(t.topBase, top, rest.toArray(new Chunk[0]));
     }
@@ -141,11 +144,11 @@ final class ChunkMap {
     }
 
     /**
-     * {@code top} (a copy, the caller's) with {@code chunk}'s windows added or removed, each leaf changed
+     * Adds or removes {@code chunk}'s windows in {@code top} (a copy, the caller's), each leaf changed
      * copied once ({@code copies}: the leaves already copied by this update, which may change in place).
      */
-    private Leaf[] changed(final Leaf[] top, final long base, final Chunk chunk, final boolean add,
-                           final java.util.Set<Leaf> copies) {
+    private void change(final Leaf[] top, final long base, final Chunk chunk, final boolean add,
+                        final java.util.Set<Leaf> copies) {
         for (long w = chunk.base >>> shift; w <= (chunk.base + chunk.size - 1) >>> shift; w++) {
             final int li = (int) ((w >>> LEAF_BITS) - base);
             Leaf l = top[li];
@@ -177,6 +180,5 @@ final class ChunkMap {
                 l.bounds[i] = 0;
             }
         }
-        return top;
     }
 }
