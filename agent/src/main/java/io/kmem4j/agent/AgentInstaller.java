@@ -22,6 +22,9 @@ import io.kmem4j.agent.jmx.Kmem4jMBeans;
 import io.kmem4j.agent.jmx.StatsSnapshots;
 import io.kmem4j.agent.jmx.PoolsView;
 import io.kmem4j.agent.log.AgentLog;
+import io.kmem4j.agent.jmx.NettyView;
+import io.kmem4j.agent.netty.NettyBuffers;
+import io.kmem4j.agent.netty.NettyTransformer;
 import io.kmem4j.agent.pool.PoolRouter;
 import io.kmem4j.agent.pool.PoolTransformer;
 import io.kmem4j.core.AllocatorStats;
@@ -262,15 +265,17 @@ public final class AgentInstaller {
                     markState("off (" + why + ")"); // a later attach says so instead of installing again
                 }
             });
-        final boolean routed = !config.pools.isEmpty() || !config.excludeCallers.isEmpty();
+        final boolean routed = !config.pools.isEmpty() || !config.excludeCallers.isEmpty() || config.nettyAllocator;
         final long t2 = System.nanoTime();
         final PoolsView pools;
+        final NettyView netty;
         try {
             // the pools' releases must know kmem4j's buffers from their first call: with pools the allocator is built now
             final Interceptor eager = routed ? lazy.buildNow() : null;
             bridge.set(eager != null ? eager : lazy);
             AllocateDirectRewrite.install(inst, members);
             pools = routed ? installPools(inst, members, eager.allocator(), config) : null;
+            netty = config.nettyAllocator ? installNetty(inst, members, eager.allocator()) : null;
         } catch (final Throwable t) {
             // off for real: later allocations go to the JDK; buffers already served stay valid (close())
             lazy.stop();
@@ -283,10 +288,11 @@ public final class AgentInstaller {
         final long t3 = System.nanoTime();
         // anonymous classes, not lambdas, on this path: each lambda spins a class and LambdaForms at first use
         final PoolRouter router = pools == null ? null : pools.router();
+        final NettyBuffers nettyBuffers = netty == null ? null : netty.buffers();
         Runtime.getRuntime().addShutdownHook(new AgentThread("kmem4j-shutdown", new Runnable() {
             @Override
             public void run() {
-                shutdown(members, lazy, router, config);
+                shutdown(members, lazy, router, nettyBuffers, config);
             }
         }));
         // in premain, before any other agent or the application reads the platform's buffer pools
@@ -298,7 +304,7 @@ public final class AgentInstaller {
             }
         });
         final Kmem4jBufferPool bufferPool = new Kmem4jBufferPool(snapshots);
-        final Jmx jmx = new Jmx(lazy, snapshots, bufferPool, config.effective, pools);
+        final Jmx jmx = new Jmx(lazy, snapshots, bufferPool, config.effective, pools, netty);
         final String notListed = PlatformBufferPool.install(inst, members, bufferPool, jmx);
         if (notListed != null) {
             log.warn("the kmem4j pool is not in the platform's buffer pools (metrics libraries do not show it): {}",
@@ -316,7 +322,8 @@ public final class AgentInstaller {
             AgentVersion.get(), config.allocator.minCapacityBytes(), SlabAllocator.maxCapacity(config.allocator),
             dynamic ? "attached" : "premain",
             routed ? "" : ", allocator built at the first allocation",
-            config.pools.isEmpty() ? "" : " and " + config.pools.size() + " buffer pool(s)",
+            (config.pools.isEmpty() ? "" : " and " + config.pools.size() + " buffer pool(s)")
+                + (config.nettyAllocator ? " and Netty's pooled and adaptive direct buffers" : ""),
             config.summary ? "; summary at exit" : "");
         setProperty(SERVING_PROPERTY, AgentVersion.get() + (dynamic ? " (attached)" : " (premain)"));
     }
@@ -351,6 +358,26 @@ public final class AgentInstaller {
         final PoolTransformer transformer = new PoolTransformer(members, config.pools, config.excludeCallers);
         transformer.install(inst);
         return new PoolsView(router, transformer, config.pools);
+    }
+
+    /**
+     * {@code presets=netty-allocator}: points the bridge's {@code nettyBuffer} at a {@link NettyBuffers}
+     * and installs the {@link NettyTransformer} (which retransforms Netty's allocators already loaded).
+     *
+     * @return the Netty bean's view
+     * @throws IllegalStateException when the bridge was defined by an older kmem4j without the field
+     */
+    private static NettyView installNetty(final Instrumentation inst, final BootstrapBridge.Members members,
+                                          final SlabAllocator allocator) {
+        if (members.nettyBuffer == null) {
+            throw new IllegalStateException("presets=netty-allocator needs a newer java.nio.Kmem4jBridge than the one"
+                + " an earlier kmem4j defined in this JVM");
+        }
+        final NettyBuffers buffers = new NettyBuffers(allocator, inst);
+        members.nettyBuffer.set(buffers);
+        final NettyTransformer transformer = new NettyTransformer(members.nettyBuffer);
+        transformer.install(inst);
+        return new NettyView(buffers, transformer);
     }
 
     /** After a dynamic attach (or when the platform MBean server may exist already) the beans are registered this long after the agent starts, ms. */
@@ -388,12 +415,14 @@ public final class AgentInstaller {
         private final Kmem4jBufferPool bufferPool;
         private final Map<String, String> config;
         private final PoolsView pools;
+        private final NettyView netty;
         /** True when the pool is in the platform's list (a platform server registers it itself). */
         volatile boolean listed;
 
         Jmx(final LazyAllocator lazy, final StatsSnapshots snapshots, final Kmem4jBufferPool bufferPool,
-            final Map<String, String> config, final PoolsView pools) {
+            final Map<String, String> config, final PoolsView pools, final NettyView netty) {
             this.lazy = lazy;
+            this.netty = netty;
             this.snapshots = snapshots;
             this.bufferPool = bufferPool;
             this.config = config;
@@ -457,6 +486,9 @@ public final class AgentInstaller {
                 if (pools != null && r.allocator() != null) {
                     registerPools(pools, r.allocator().toString().replace("type=Allocator", "type=Pools"));
                 }
+                if (netty != null && r.allocator() != null) {
+                    registerPools(netty, r.allocator().toString().replace("type=Allocator", "type=Netty"));
+                }
             } catch (final Throwable e) {
                 AgentLog.get(AgentInstaller.class).warn("JMX registration failed, statistics are not visible"
                     + " over JMX: {}", e.toString());
@@ -464,8 +496,8 @@ public final class AgentInstaller {
         }
     }
 
-    /** {@code kmem4j:type=Pools} (with the Allocator bean's {@code instance=N}); a failure is one WARN line. */
-    private static void registerPools(final PoolsView pools, final String name) {
+    /** {@code kmem4j:type=Pools} or {@code type=Netty} (with the Allocator bean's {@code instance=N}); a failure is one WARN line. */
+    private static void registerPools(final Object pools, final String name) {
         try {
             ManagementFactory.getPlatformMBeanServer().registerMBean(pools, new javax.management.ObjectName(name));
         } catch (final Exception e) {
@@ -475,13 +507,16 @@ public final class AgentInstaller {
     }
 
     private static void shutdown(final BootstrapBridge.Members members, final LazyAllocator lazy,
-                                 final PoolRouter router, final AgentConfig config) {
+                                 final PoolRouter router, final NettyBuffers netty, final AgentConfig config) {
         try {
             // later allocations (other shutdown hooks) go to the JDK, and so do later pool allocations and
             // resizes; pool releases and resizes of kmem4j's buffers stay: they must still come back to
             // kmem4j, never reach the pool's own free
             if (lazy.stop() && router != null) {
                 router.stopAllocating(members);
+            }
+            if (netty != null) {
+                netty.stopAllocating();
             }
             if (config.summary) {
                 final SlabAllocator allocator = lazy.existing();

@@ -28,6 +28,7 @@ import java.util.function.UnaryOperator;
  *       public static volatile BiConsumer resized;     // pool resize done: (what resize answered, the body's result or null)
  *       public static volatile Object cleanerMark;     // the mark of kmem4j's cleaners outside the JDK's list (see JdkClassTransformer)
  *       public static volatile UnaryOperator bufferPools = UnaryOperator.identity(); // the platform's buffer pools -> the same with kmem4j's (see PlatformBufferPool)
+ *       public static volatile BiFunction nettyBuffer; // Netty's newDirectBuffer: (allocator, Long max<<32|initial) -> ByteBuf, or null for Netty's own (see netty.NettyBuffers)
  *       public static ByteBuffer allocateDirectJdk(int capacity) { return new DirectByteBuffer(capacity); }
  *       public static ByteBuffer allocateDirect(int capacity) {   // ByteBuffer.allocateDirect's body once rewritten
  *           IntFunction f = allocator;
@@ -54,6 +55,7 @@ public final class BootstrapBridge {
     static final String RESIZED = "resized";
     static final String CLEANER_MARK = "cleanerMark";
     static final String BUFFER_POOLS = "bufferPools";
+    static final String NETTY_BUFFER = "nettyBuffer";
     public static final String JDK_ALLOCATE = "allocateDirectJdk";
     static final String ALLOCATE_DIRECT = "allocateDirect";
     /** The bridge's class file, written at build time by {@link BridgeClassFile} (no ASM at start-up). */
@@ -69,6 +71,8 @@ public final class BootstrapBridge {
         public final BridgeField resized;
         public final BridgeField cleanerMark;
         public final BridgeField bufferPools;
+        /** {@code nettyBuffer}, or {@code null} in a bridge an older kmem4j defined. */
+        public final BridgeField nettyBuffer;
         public final Method allocateDirectJdk;
         /** {@code allocateDirect(int)}, or {@code null} in a bridge an older kmem4j defined. */
         public final Method allocateDirect;
@@ -82,6 +86,7 @@ public final class BootstrapBridge {
             resized = field(bridge, RESIZED, BiConsumer.class);
             cleanerMark = field(bridge, CLEANER_MARK, Object.class);
             bufferPools = field(bridge, BUFFER_POOLS, UnaryOperator.class);
+            nettyBuffer = optionalField(bridge, NETTY_BUFFER, BiFunction.class);
             allocateDirectJdk = bridge.getMethod(JDK_ALLOCATE, int.class);
             allocateDirect = optional(bridge, ALLOCATE_DIRECT);
         }
@@ -93,6 +98,16 @@ public final class BootstrapBridge {
             } catch (final NoSuchMethodException older) {
                 return null;
             }
+        }
+
+        private static BridgeField optionalField(final Class<?> bridge, final String name, final Class<?> type)
+            throws NoSuchFieldException {
+            try {
+                bridge.getField(name);
+            } catch (final NoSuchFieldException older) {
+                return null;
+            }
+            return field(bridge, name, type);
         }
 
         private static BridgeField field(final Class<?> bridge, final String name, final Class<?> type)

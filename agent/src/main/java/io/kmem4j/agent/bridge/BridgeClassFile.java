@@ -50,6 +50,7 @@ public final class BridgeClassFile {
         cw.visitField(psv, BootstrapBridge.RESIZED, Type.getDescriptor(BiConsumer.class), null, null).visitEnd();
         cw.visitField(psv, BootstrapBridge.CLEANER_MARK, Type.getDescriptor(Object.class), null, null).visitEnd();
         cw.visitField(psv, BootstrapBridge.BUFFER_POOLS, Type.getDescriptor(UnaryOperator.class), null, null).visitEnd();
+        cw.visitField(psv, BootstrapBridge.NETTY_BUFFER, Type.getDescriptor(BiFunction.class), null, null).visitEnd();
         final MethodVisitor clinit = cw.visitMethod(Opcodes.ACC_STATIC, "<clinit>", "()V", null, null);
         clinit.visitCode();
         clinit.visitMethodInsn(Opcodes.INVOKESTATIC, Type.getInternalName(UnaryOperator.class), "identity",

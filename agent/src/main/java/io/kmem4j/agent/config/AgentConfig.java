@@ -57,6 +57,8 @@ public final class AgentConfig {
     public final java.util.List<PoolSpec> pools;
     /** Package prefixes whose {@code allocateDirect} call sites go to the JDK ({@code excludeCallers}). */
     public final java.util.List<String> excludeCallers;
+    /** {@code presets=netty-allocator}: Netty's pooled and adaptive direct buffers from kmem4j. */
+    public final boolean nettyAllocator;
     public final Map<String, String> effective;
     /**
      * {@code -Dkmem4j.*} properties that are not settings. Other tools share the prefix, so these are
@@ -74,7 +76,8 @@ public final class AgentConfig {
 
     private AgentConfig(final boolean enabled, final boolean summary, final String logLevel,
                         final boolean ownedLifecycle, final SlabAllocatorConfig allocator, final java.util.List<PoolSpec> pools,
-                        final java.util.List<String> excludeCallers, final Map<String, String> effective) {
+                        final java.util.List<String> excludeCallers, final boolean nettyAllocator,
+                        final Map<String, String> effective) {
         this.enabled = enabled;
         this.summary = summary;
         this.logLevel = logLevel;
@@ -82,6 +85,7 @@ public final class AgentConfig {
         this.allocator = allocator;
         this.pools = pools;
         this.excludeCallers = excludeCallers;
+        this.nettyAllocator = nettyAllocator;
         this.effective = effective;
     }
 
@@ -237,6 +241,7 @@ public final class AgentConfig {
         boolean summary = false;
         String logLevel = "info";
         boolean ownedLifecycle = true;
+        boolean nettyAllocator = false;
         final java.util.List<PoolSpec> presets = new java.util.ArrayList<>();
         final java.util.List<PoolSpec> userPools = new java.util.ArrayList<>();
         final java.util.List<String> excludeCallers = new java.util.ArrayList<>();
@@ -261,6 +266,7 @@ public final class AgentConfig {
                 case PRESETS:
                     presets.addAll(parseList(key, value, Presets::resolve,
                         "preset names separated by ',' or ';', from: " + String.join(", ", Presets.names())));
+                    nettyAllocator |= Presets.nettyAllocator(value);
                     lists.put(key, value);
                     break;
                 case POOLS:
@@ -281,7 +287,9 @@ public final class AgentConfig {
                     b.set(key, value); // the allocator's keys: parsed and checked by the allocator's configuration
             }
         }
-        b.siteFramesToSkip(java.util.List.of(AGENT_PACKAGES)); // the interceptor's and pool router's frames are no sites
+        // the interceptor's and pool router's frames are no sites; nor are Netty's allocators' (netty-allocator)
+        b.siteFramesToSkip(nettyAllocator ? java.util.List.of(AGENT_PACKAGES, "io.netty.buffer.",
+            "io.grpc.netty.shaded.io.netty.buffer.") : java.util.List.of(AGENT_PACKAGES));
         final SlabAllocatorConfig allocator = b.build();
         final Map<String, String> effective = new LinkedHashMap<>();
         effective.put(ENABLED, Boolean.toString(enabled));
@@ -293,7 +301,7 @@ public final class AgentConfig {
         final java.util.List<PoolSpec> pools = new java.util.ArrayList<>(presets);
         pools.addAll(userPools);
         return new AgentConfig(enabled, summary, logLevel, ownedLifecycle, allocator, java.util.List.copyOf(pools),
-            java.util.List.copyOf(excludeCallers), Collections.unmodifiableMap(effective));
+            java.util.List.copyOf(excludeCallers), nettyAllocator, Collections.unmodifiableMap(effective));
     }
 
     public static Iterable<String> knownKeys() {

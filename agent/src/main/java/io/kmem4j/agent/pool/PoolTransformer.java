@@ -83,10 +83,18 @@ public final class PoolTransformer implements ClassFileTransformer {
      */
     public void install(final Instrumentation inst) {
         inst.addTransformer(this, true);
+        retransformLoaded(inst, name -> poolsByClass.containsKey(name) || exclusion.excludes(name), failures);
+    }
+
+    /**
+     * Retransforms the loaded classes whose internal name {@code rewrites} accepts, each on its own: one
+     * class that cannot be retransformed (counted in {@code failures}, one WARN line) does not stop the others.
+     */
+    public static void retransformLoaded(final Instrumentation inst, final java.util.function.Predicate<String> rewrites,
+                                         final LongAdder failures) {
         final List<Class<?>> loaded = new ArrayList<>();
         for (final Class<?> c : inst.getAllLoadedClasses()) {
-            final String name = c.getName().replace('.', '/');
-            if ((poolsByClass.containsKey(name) || exclusion.excludes(name)) && inst.isModifiableClass(c)) {
+            if (rewrites.test(c.getName().replace('.', '/')) && inst.isModifiableClass(c)) {
                 loaded.add(c);
             }
         }

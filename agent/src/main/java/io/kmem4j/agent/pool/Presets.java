@@ -15,10 +15,23 @@ import java.util.Set;
  * <p>Immutable; any thread.
  */
 public final class Presets {
+    /**
+     * Netty's pooled and adaptive allocators' direct buffers from kmem4j ({@code io.kmem4j.agent.netty}):
+     * no pool spec, a rewrite of its own.
+     */
+    public static final String NETTY_ALLOCATOR = "netty-allocator";
     /** Preset name -> its pools. Netty: see {@link #netty()}. */
-    private static final Map<String, List<PoolSpec>> BY_NAME = Map.of("netty", netty());
+    private static final Map<String, List<PoolSpec>> BY_NAME = byName();
 
     private Presets() {
+    }
+
+    /** In a fixed order: error messages list the names. */
+    private static Map<String, List<PoolSpec>> byName() {
+        final Map<String, List<PoolSpec>> m = new LinkedHashMap<>();
+        m.put("netty", netty());
+        m.put(NETTY_ALLOCATOR, List.of());
+        return java.util.Collections.unmodifiableMap(m);
     }
 
     /** @return the preset names, for messages. */
@@ -27,7 +40,20 @@ public final class Presets {
     }
 
     /**
-     * Resolves preset names ({@code netty}) separated by commas or semicolons.
+     * @param value the value of {@code presets}, as {@link #resolve} takes it
+     * @return true when it names {@value #NETTY_ALLOCATOR}
+     */
+    public static boolean nettyAllocator(final String value) {
+        for (final String raw : value.split("[,;]")) {
+            if (NETTY_ALLOCATOR.equals(raw.trim().toLowerCase(Locale.ROOT))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Resolves preset names ({@code netty}, {@code netty-allocator}) separated by commas or semicolons.
      *
      * @throws IllegalArgumentException naming the unknown preset
      */

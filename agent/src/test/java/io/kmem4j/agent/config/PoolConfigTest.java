@@ -41,10 +41,24 @@ class PoolConfigTest {
     }
 
     @Test
+    void theNettyAllocatorPresetIsNoPoolButItsOwnSwitch() {
+        final AgentConfig c = args("presets=netty-allocator");
+        assertThat(c.nettyAllocator).isTrue();
+        assertThat(c.pools).as("no pool spec: a rewrite of its own").isEmpty();
+        assertThat(c.allocator.siteFramesToSkip()).as("a site is the code asking Netty's allocator")
+            .contains("io.netty.buffer.", "io.grpc.netty.shaded.io.netty.buffer.");
+        final AgentConfig both = args("presets=Netty-Allocator; netty");
+        assertThat(both.nettyAllocator).isTrue();
+        assertThat(both.pools).extracting(p -> p.name).containsExactly("netty-4.1", "netty-4.2");
+        assertThat(args("presets=netty").nettyAllocator).isFalse();
+        assertThat(args("presets=netty").allocator.siteFramesToSkip()).doesNotContain("io.netty.buffer.");
+    }
+
+    @Test
     void anUnknownPresetNamesKeyValueAndAllowed() {
         assertThatIllegalArgumentException().isThrownBy(() -> args("presets=netty,grizzly"))
             .withMessageContaining("presets=netty,grizzly").withMessageContaining("unknown preset 'grizzly'")
-            .withMessageContaining("allowed").withMessageContaining("netty");
+            .withMessageContaining("allowed").withMessageContaining("from: netty, netty-allocator");
     }
 
     @Test

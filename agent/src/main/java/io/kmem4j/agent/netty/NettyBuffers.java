@@ -1,0 +1,206 @@
+package io.kmem4j.agent.netty;
+
+import java.lang.instrument.Instrumentation;
+import java.lang.invoke.MethodHandle;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiFunction;
+import java.util.function.IntFunction;
+
+import io.kmem4j.agent.bridge.AgentThread;
+import io.kmem4j.agent.log.AgentLog;
+import io.kmem4j.agent.log.Failures;
+import io.kmem4j.core.SlabAllocator;
+
+/**
+ * The {@code presets=netty-allocator} hook ({@code java.nio.Kmem4jBridge.nettyBuffer}): Netty's pooled
+ * and adaptive allocators' direct buffers of the sizes kmem4j serves become Netty {@code ByteBuf}s
+ * over kmem4j's <em>explicit</em> blocks (no cleaner), and go back to kmem4j when Netty releases
+ * them (reference count 0), exactly once. Shapes as Netty's own: capacity and the initial
+ * capacity asked for are equal, reader and writer index 0, max capacity as asked, memory not
+ * zeroed by contract (kmem4j's happens to be zero), byte order big-endian. A buffer grown past the
+ * largest size class, and every buffer larger than that, is Netty's own.
+ *
+ * <p>Each copy of Netty (a class loader, a relocation such as gRPC's) is found from the allocator's
+ * class ({@link NettyCopy}) the first time one of its allocators asks. Threads: any thread that
+ * allocates or releases a Netty buffer. Never throws to Netty: any failure inside kmem4j is counted,
+ * logged once, and answered with "Netty's own allocation".
+ */
+public final class NettyBuffers implements BiFunction<Object, Long, Object> {
+    private final SlabAllocator allocator;
+    private final Instrumentation inst;
+    private final int minCapacity;
+    private final int maxCapacity;
+    private final Failures failures = new Failures();
+    /** Buffers kmem4j served to Netty's allocators. */
+    public final LongAdder buffers = new LongAdder();
+    /** Requests left to Netty's own allocator: size outside kmem4j's classes, kmem4j stopped or out of budget, copy left alone. */
+    public final LongAdder buffersPassed = new LongAdder();
+    /** Growths of kmem4j's Netty buffers served by kmem4j. */
+    public final LongAdder grown = new LongAdder();
+    /** Blocks given back by Netty (release, or the old block of a growth). */
+    public final LongAdder releases = new LongAdder();
+    /** The copies of Netty seen, one line each. */
+    public final List<String> copies = new CopyOnWriteArrayList<>();
+    public final LongAdder copiesLeftAlone = new LongAdder();
+
+    /** Allocator class -> its Netty copy (one per AbstractByteBufAllocator class). */
+    private final ClassValue<NettyCopy> byAllocatorClass = new ClassValue<>() {
+        @Override
+        protected NettyCopy computeValue(final Class<?> type) {
+            for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+                final String name = c.getName();
+                if (name.endsWith(NettyCopy.ABSTRACT_ALLOCATOR)) {
+                    final String prefix = name.substring(0, name.length() - NettyCopy.ABSTRACT_ALLOCATOR.length());
+                    if (prefix.isEmpty() || prefix.endsWith(".")) {
+                        return byAbstractClass.get(c);
+                    }
+                }
+            }
+            return NettyCopy.leftAlone("", type.getName() + " is no Netty allocator");
+        }
+    };
+
+    private final ClassValue<NettyCopy> byAbstractClass = new ClassValue<>() {
+        @Override
+        protected NettyCopy computeValue(final Class<?> abstractAllocator) {
+            final String name = abstractAllocator.getName();
+            final String prefix = name.substring(0, name.length() - NettyCopy.ABSTRACT_ALLOCATOR.length());
+            NettyCopy copy;
+            try {
+                copy = NettyCopy.define(abstractAllocator, prefix, NettyBuffers.this, inst);
+                AgentLog.get(NettyBuffers.class).info("serving Netty's pooled and adaptive direct buffers of {}..{}"
+                    + " bytes: {}", minCapacity, maxCapacity, copy);
+            } catch (final Throwable t) {
+                copiesLeftAlone.increment();
+                copy = NettyCopy.leftAlone(prefix, prefix + "io.netty in " + abstractAllocator.getClassLoader()
+                    + ": left alone (" + t + ")");
+                AgentLog.get(NettyBuffers.class).warn("Netty's buffers in {} stay Netty's own: this copy of Netty does"
+                    + " not have the members kmem4j needs ({})", abstractAllocator.getClassLoader(), t.toString());
+            }
+            copies.add(copy.description);
+            return copy;
+        }
+    };
+
+    /** Set at agent shutdown: no more blocks for Netty (releases still come back). */
+    private volatile boolean stopped;
+
+    public NettyBuffers(final SlabAllocator allocator, final Instrumentation inst) {
+        this.allocator = allocator;
+        this.inst = inst;
+        this.minCapacity = allocator.config().minCapacityBytes();
+        this.maxCapacity = allocator.maxCapacity();
+    }
+
+    /** Agent shutdown: Netty's allocators allocate for themselves again; kmem4j's buffers still come back. */
+    public void stopAllocating() {
+        stopped = true;
+    }
+
+    public long failures() {
+        return failures.count();
+    }
+
+    private boolean serves(final int capacity) {
+        return capacity >= minCapacity && capacity <= maxCapacity && !stopped
+            && !(Thread.currentThread() instanceof AgentThread);
+    }
+
+    /**
+     * {@code Kmem4jBridge.nettyBuffer}: Netty's {@code ByteBuf} over a kmem4j block, or {@code null}
+     * for Netty's own body.
+     *
+     * @param nettyAllocator the allocator whose {@code newDirectBuffer} runs
+     * @param capacities     {@code maxCapacity << 32 | initialCapacity}
+     */
+    @Override
+    public Object apply(final Object nettyAllocator, final Long capacities) {
+        final long c = capacities;
+        final int initial = (int) c;
+        if (!serves(initial)) {
+            buffersPassed.increment();
+            return null;
+        }
+        ByteBuffer block = null;
+        try {
+            final NettyCopy copy = byAllocatorClass.get(nettyAllocator.getClass());
+            if (!copy.served() || (block = allocator.tryAllocateExplicit(initial)) == null) {
+                buffersPassed.increment();
+                return null;
+            }
+            final Object buf = copy.create(nettyAllocator, block, (int) (c >>> 32));
+            buffers.increment();
+            return buf;
+        } catch (final Throwable t) {
+            giveBack(block);
+            failures.record("a Netty direct buffer of " + initial + " bytes", "Netty's own allocator", t);
+            buffersPassed.increment();
+            return null;
+        }
+    }
+
+    private void giveBack(final ByteBuffer block) {
+        if (block != null) {
+            try {
+                allocator.free(block);
+            } catch (final Throwable ignored) {
+                // counted as the failure that led here
+            }
+        }
+    }
+
+    /** A kmem4j buffer's growth (Netty 4.1's {@code allocateDirect}): a block, or {@code null} for Netty's own. */
+    ByteBuffer grow(final int capacity) {
+        if (!serves(capacity)) {
+            return null;
+        }
+        try {
+            final ByteBuffer b = allocator.tryAllocateExplicit(capacity);
+            if (b != null) {
+                grown.increment();
+            }
+            return b;
+        } catch (final Throwable t) {
+            failures.record("growth of a Netty buffer to " + capacity + " bytes", "Netty's own allocation", t);
+            return null;
+        }
+    }
+
+    /** Netty 4.2's growth: {@link #grow} wrapped in the copy's {@code CleanableDirectBuffer} ({@code wrap}). */
+    IntFunction<Object> growCleanable(final MethodHandle wrap) {
+        return capacity -> {
+            final ByteBuffer b = grow(capacity);
+            if (b == null) {
+                return null;
+            }
+            try {
+                return (Object) wrap.invokeExact(b);
+            } catch (final Throwable t) {
+                giveBack(b);
+                failures.record("growth of a Netty buffer to " + capacity + " bytes", "Netty's own allocation", t);
+                return null;
+            }
+        };
+    }
+
+    /**
+     * Netty frees a buffer ({@code freeDirect}, or {@code clean()} of a grown one): true when it was
+     * kmem4j's block, now given back (skip Netty's body); false for Netty's own buffer.
+     */
+    boolean release(final ByteBuffer buffer) {
+        try {
+            if (buffer == null || !allocator.isExplicit(buffer)) {
+                return false;
+            }
+            allocator.freeOnce(buffer); // false: a racing release got it first, counted as a double free
+            releases.increment();
+            return true;
+        } catch (final Throwable t) {
+            failures.record("release of a Netty buffer " + buffer, "Netty's own release", t);
+            return true; // never hand kmem4j's memory to Netty's free
+        }
+    }
+}

@@ -1,0 +1,262 @@
+package io.kmem4j.agent.netty;
+
+import java.lang.instrument.Instrumentation;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.IntFunction;
+import java.util.function.Predicate;
+
+import net.bytebuddy.ByteBuddy;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.description.modifier.FieldManifestation;
+import net.bytebuddy.description.modifier.Ownership;
+import net.bytebuddy.description.modifier.TypeManifestation;
+import net.bytebuddy.description.modifier.Visibility;
+import net.bytebuddy.dynamic.DynamicType;
+import net.bytebuddy.dynamic.loading.ClassLoadingStrategy;
+import net.bytebuddy.dynamic.scaffold.subclass.ConstructorStrategy;
+import net.bytebuddy.implementation.FieldAccessor;
+import net.bytebuddy.implementation.MethodCall;
+import net.bytebuddy.implementation.StubMethod;
+import net.bytebuddy.implementation.SuperMethodCall;
+import net.bytebuddy.matcher.ElementMatchers;
+
+/**
+ * One copy of Netty's buffer package in one class loader ({@code io.netty.buffer}, or a relocated one
+ * such as gRPC's {@code io.grpc.netty.shaded.io.netty.buffer}), with the classes kmem4j defines into it
+ * the first time one of its allocators asks for a direct buffer:
+ * <pre>
+ *   public final class &lt;P&gt;io.netty.buffer.Kmem4jDirectByteBuf extends UnpooledUnsafeDirectByteBuf  // or UnpooledDirectByteBuf without Unsafe
+ *       public Kmem4jDirectByteBuf(ByteBufAllocator a, ByteBuffer block, int max) { super(a, block, max, true[, false]); setIndex(0, 0); }
+ *       protected ByteBuffer allocateDirect(int c)          { kmem4j's block, else super's }   // growth, 4.1 ({@link NettyGrowAdvice})
+ *       protected CleanableDirectBuffer allocateDirectBuffer(int c) { the same }               // growth, 4.2 ({@link NettyGrowCleanableAdvice})
+ *       protected void freeDirect(ByteBuffer b)             { kmem4j's back, else super's }    // deallocate() and growth ({@link NettyFreeAdvice})
+ *   public final class &lt;P&gt;io.netty.buffer.Kmem4jCleanableBuffer implements CleanableDirectBuffer   // 4.2 only: buffer(); clean() gives the block back
+ * </pre>
+ * Netty's own {@code deallocate()} (reference count 0) and {@code capacity(int)} run unchanged and
+ * reach kmem4j through those hooks, so a buffer goes back exactly once, when Netty would free it.
+ * The subclass's hooks read static fields set right after it is defined; they reference only
+ * {@code java.base} and Netty's own types, so nothing of kmem4j is visible to Netty's loader.
+ *
+ * <p>A copy whose classes lack any of these members (another Netty line) is left alone: its
+ * allocators keep their own bodies. Immutable once built; any thread.
+ */
+final class NettyCopy {
+    static final String GROW_FIELD = "kmem4jGrow";
+    static final String GROW_CLEANABLE_FIELD = "kmem4jGrowCleanable";
+    static final String RELEASE_FIELD = "kmem4jRelease";
+    static final String BUFFER_FIELD = "kmem4jBuffer";
+    /** The class every Netty allocator extends, by which a (relocated) copy is recognised. */
+    static final String ABSTRACT_ALLOCATOR = "io.netty.buffer.AbstractByteBufAllocator";
+
+    /** {@code ""} or a relocation such as {@code "io.grpc.netty.shaded."}. */
+    final String prefix;
+    /** For the bean and the log: prefix, loader, version, and the base class or why it is left alone. */
+    final String description;
+    /** {@code (Object allocator, ByteBuffer block, int maxCapacity) -> Object}: the leak-aware ByteBuf; null when left alone. */
+    private final MethodHandle factory;
+
+    private NettyCopy(final String prefix, final String description, final MethodHandle factory) {
+        this.prefix = prefix;
+        this.description = description;
+        this.factory = factory;
+    }
+
+    static NettyCopy leftAlone(final String prefix, final String description) {
+        return new NettyCopy(prefix, description, null);
+    }
+
+    boolean served() {
+        return factory != null;
+    }
+
+    /** @return Netty's {@code ByteBuf} over {@code block}, through Netty's own leak detection */
+    Object create(final Object allocator, final ByteBuffer block, final int maxCapacity) throws Throwable {
+        return (Object) factory.invokeExact(allocator, block, maxCapacity);
+    }
+
+    /**
+     * @param abstractAllocator the copy's {@code AbstractByteBufAllocator}
+     * @param prefix its relocation prefix
+     * @throws ReflectiveOperationException when a member this needs is missing (the copy is then left alone)
+     */
+    static NettyCopy define(final Class<?> abstractAllocator, final String prefix, final NettyBuffers hooks,
+                            final Instrumentation inst) throws ReflectiveOperationException {
+        final ClassLoader loader = abstractAllocator.getClassLoader();
+        final String buffer = prefix + "io.netty.buffer.";
+        final Class<?> platform = Class.forName(prefix + "io.netty.util.internal.PlatformDependent", true, loader);
+        final boolean unsafe = (Boolean) platform.getMethod("hasUnsafe").invoke(null);
+        final Class<?> base = Class.forName(buffer + (unsafe ? "UnpooledUnsafeDirectByteBuf" : "UnpooledDirectByteBuf"),
+            false, loader);
+        final Class<?> allocatorType = Class.forName(buffer + "ByteBufAllocator", false, loader);
+        final Class<?> byteBuf = Class.forName(buffer + "ByteBuf", false, loader);
+        final Constructor<?> superConstructor = unsafe
+            ? base.getDeclaredConstructor(allocatorType, ByteBuffer.class, int.class, boolean.class)
+            : base.getDeclaredConstructor(allocatorType, ByteBuffer.class, int.class, boolean.class, boolean.class);
+        final Class<?> cleanableType = optionalClass(prefix + "io.netty.util.internal.CleanableDirectBuffer", loader);
+        requireHook(base, "allocateDirect", ByteBuffer.class, int.class);
+        requireHook(base, "freeDirect", void.class, ByteBuffer.class);
+        if (cleanableType != null) {
+            requireHook(base, "allocateDirectBuffer", cleanableType, int.class);
+        }
+        openToKmem4j(base, inst);
+        final MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(base, MethodHandles.lookup());
+
+        final Class<?> cleanable = cleanableType == null ? null : defineCleanable(buffer, cleanableType, lookup, loader);
+        final Class<?> buf = defineByteBuf(buffer, base, allocatorType, superConstructor, unsafe, cleanableType, lookup,
+            loader);
+
+        final MethodHandle leakAware = lookup.findStatic(abstractAllocator, "toLeakAwareBuffer",
+            MethodType.methodType(byteBuf, byteBuf));
+        final MethodHandle construct = lookup.findConstructor(buf,
+            MethodType.methodType(void.class, allocatorType, ByteBuffer.class, int.class));
+        final MethodHandle factory = MethodHandles.filterReturnValue(
+                construct.asType(MethodType.methodType(byteBuf, allocatorType, ByteBuffer.class, int.class)), leakAware)
+            .asType(MethodType.methodType(Object.class, Object.class, ByteBuffer.class, int.class));
+
+        setStatic(buf, GROW_FIELD, (IntFunction<ByteBuffer>) hooks::grow);
+        setStatic(buf, RELEASE_FIELD, (Predicate<ByteBuffer>) hooks::release);
+        if (cleanable != null) {
+            setStatic(cleanable, RELEASE_FIELD, (Predicate<ByteBuffer>) hooks::release);
+            final MethodHandle wrap = lookup.findConstructor(cleanable, MethodType.methodType(void.class, ByteBuffer.class))
+                .asType(MethodType.methodType(Object.class, ByteBuffer.class));
+            setStatic(buf, GROW_CLEANABLE_FIELD, hooks.growCleanable(wrap));
+        }
+        final Package p = base.getPackage();
+        final String version = p == null || p.getImplementationVersion() == null ? "version unknown"
+            : p.getImplementationVersion();
+        return new NettyCopy(prefix, (prefix.isEmpty() ? "io.netty" : prefix + "io.netty") + " " + version + " in "
+            + loader + ", buffers " + buf.getSimpleName() + " extends " + base.getSimpleName(), factory);
+    }
+
+    private static Class<?> defineByteBuf(final String buffer, final Class<?> base, final Class<?> allocatorType,
+                                          final Constructor<?> superConstructor, final boolean unsafe,
+                                          final Class<?> cleanableType, final MethodHandles.Lookup lookup,
+                                          final ClassLoader loader) throws ReflectiveOperationException {
+        final String name = buffer + "Kmem4jDirectByteBuf";
+        final Class<?> existing = existing(name, loader);
+        if (existing != null) {
+            return existing;
+        }
+        final MethodCall toSuper = unsafe
+            ? MethodCall.invoke(superConstructor).withArgument(0, 1, 2).with(true)
+            : MethodCall.invoke(superConstructor).withArgument(0, 1, 2).with(true, false);
+        DynamicType.Builder<?> b = new ByteBuddy()
+            .subclass(base, ConstructorStrategy.Default.NO_CONSTRUCTORS)
+            .name(name)
+            .modifiers(Visibility.PUBLIC, TypeManifestation.FINAL)
+            .defineField(GROW_FIELD, IntFunction.class, Visibility.PUBLIC, Ownership.STATIC, FieldManifestation.VOLATILE)
+            .defineField(RELEASE_FIELD, Predicate.class, Visibility.PUBLIC, Ownership.STATIC, FieldManifestation.VOLATILE)
+            .defineConstructor(Visibility.PUBLIC).withParameters(allocatorType, ByteBuffer.class, int.class)
+            .intercept(toSuper.andThen(MethodCall.invoke(base.getMethod("setIndex", int.class, int.class)).with(0, 0)))
+            .method(ElementMatchers.named("allocateDirect").and(ElementMatchers.takesArguments(int.class)))
+            .intercept(Advice.to(NettyGrowAdvice.class).wrap(SuperMethodCall.INSTANCE))
+            .method(ElementMatchers.named("freeDirect").and(ElementMatchers.takesArguments(ByteBuffer.class)))
+            .intercept(Advice.to(NettyFreeAdvice.class).wrap(SuperMethodCall.INSTANCE));
+        if (cleanableType != null) {
+            b = b.defineField(GROW_CLEANABLE_FIELD, IntFunction.class, Visibility.PUBLIC, Ownership.STATIC,
+                    FieldManifestation.VOLATILE)
+                .method(ElementMatchers.named("allocateDirectBuffer").and(ElementMatchers.takesArguments(int.class)))
+                .intercept(Advice.to(NettyGrowCleanableAdvice.class).wrap(SuperMethodCall.INSTANCE));
+        }
+        return load(b, lookup, name, loader);
+    }
+
+    private static Class<?> defineCleanable(final String buffer, final Class<?> cleanableType,
+                                            final MethodHandles.Lookup lookup, final ClassLoader loader)
+        throws ReflectiveOperationException {
+        final String name = buffer + "Kmem4jCleanableBuffer";
+        final Class<?> existing = existing(name, loader);
+        if (existing != null) {
+            return existing;
+        }
+        final DynamicType.Builder<?> b = new ByteBuddy()
+            .subclass(Object.class, ConstructorStrategy.Default.NO_CONSTRUCTORS)
+            .implement(cleanableType)
+            .name(name)
+            .modifiers(Visibility.PUBLIC, TypeManifestation.FINAL)
+            .defineField(RELEASE_FIELD, Predicate.class, Visibility.PUBLIC, Ownership.STATIC, FieldManifestation.VOLATILE)
+            .defineField(BUFFER_FIELD, ByteBuffer.class, Visibility.PRIVATE, FieldManifestation.FINAL)
+            .defineConstructor(Visibility.PUBLIC).withParameters(ByteBuffer.class)
+            .intercept(MethodCall.invoke(Object.class.getConstructor())
+                .andThen(FieldAccessor.ofField(BUFFER_FIELD).setsArgumentAt(0)))
+            .method(ElementMatchers.named("buffer").and(ElementMatchers.takesArguments(0)))
+            .intercept(FieldAccessor.ofField(BUFFER_FIELD))
+            .method(ElementMatchers.named("clean").and(ElementMatchers.takesArguments(0)))
+            .intercept(Advice.to(NettyCleanAdvice.class).wrap(StubMethod.INSTANCE));
+        return load(b, lookup, name, loader);
+    }
+
+    /** Defines the class in Netty's package; a class of that name defined already (a second agent) is reused. */
+    private static Class<?> load(final DynamicType.Builder<?> b, final MethodHandles.Lookup lookup, final String name,
+                                 final ClassLoader loader) throws ClassNotFoundException {
+        try {
+            return b.make().load(loader, ClassLoadingStrategy.UsingLookup.of(lookup)).getLoaded();
+        } catch (final LinkageError raced) {
+            return Class.forName(name, false, loader);
+        }
+    }
+
+    private static Class<?> existing(final String name, final ClassLoader loader) {
+        try {
+            return Class.forName(name, false, loader);
+        } catch (final ClassNotFoundException expected) {
+            return null;
+        }
+    }
+
+    private static Class<?> optionalClass(final String name, final ClassLoader loader) {
+        return existing(name, loader);
+    }
+
+    /** @throws NoSuchMethodException unless {@code base} has the protected (overridable) hook */
+    private static void requireHook(final Class<?> base, final String name, final Class<?> returns,
+                                    final Class<?>... parameters) throws NoSuchMethodException {
+        for (Class<?> c = base; c != null; c = c.getSuperclass()) {
+            try {
+                final java.lang.reflect.Method m = c.getDeclaredMethod(name, parameters);
+                final int mod = m.getModifiers();
+                if (m.getReturnType() == returns && !Modifier.isFinal(mod) && !Modifier.isStatic(mod)
+                    && (Modifier.isProtected(mod) || Modifier.isPublic(mod))) {
+                    return;
+                }
+                break;
+            } catch (final NoSuchMethodException notHere) {
+                // look in the superclass
+            }
+        }
+        throw new NoSuchMethodException(base.getName() + " has no overridable " + name + " returning "
+            + returns.getName());
+    }
+
+    private static void setStatic(final Class<?> c, final String field, final Object value)
+        throws ReflectiveOperationException {
+        final Field f = c.getField(field);
+        f.set(null, value);
+    }
+
+    /**
+     * Netty 4.2 on the module path: {@code io.netty.buffer} is exported but not open; kmem4j opens it
+     * to itself to define its classes there, as it opens {@code java.nio}.
+     */
+    private static void openToKmem4j(final Class<?> base, final Instrumentation inst) {
+        final Module netty = base.getModule();
+        final Module me = NettyCopy.class.getModule();
+        final String pkg = base.getPackageName();
+        if (netty.isNamed() && !netty.isOpen(pkg, me)) {
+            inst.redefineModule(netty, Set.of(), Map.of(), Map.of(pkg, Set.of(me)), Set.of(), Map.of());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+}

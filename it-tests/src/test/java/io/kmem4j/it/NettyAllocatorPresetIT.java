@@ -1,0 +1,148 @@
+package io.kmem4j.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import javax.management.ObjectName;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * {@code presets=netty-allocator}: Netty 4.1 and 4.2's pooled and adaptive allocators hand out
+ * kmem4j's buffers for the sizes kmem4j serves, with no Netty property and no {@code --add-opens},
+ * on every JDK. {@code io.kmem4j.it.apps.NettyAllocatorApp} runs once without the agent and once with
+ * it (holding after the run); every line of what the program sees (shapes, growth across the largest
+ * class, views, composites, release on another thread) must be the same, except that the 256-byte
+ * buffers are kmem4j's and the 70,000-byte ones stay Netty's. Then the {@code kmem4j:type=Netty}
+ * bean must account for every buffer: each served block came back exactly once, except the ones the
+ * program dropped without {@code release()}, which kmem4j's leak detection finds after GC.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class NettyAllocatorPresetIT {
+
+    private static final Duration RUN_TIMEOUT = Duration.ofSeconds(90);
+    private static final Duration ATTACH_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration MBEAN_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(30);
+    private static final String APP = "io.kmem4j.it.apps.NettyAllocatorApp";
+    private static final ObjectName NETTY = objectName("kmem4j:type=Netty");
+    /** Buffers each allocator's part drops without release (NettyAllocatorApp.DROPPED), two allocators. */
+    private static final long DROPPED = 2 * 500;
+    /** Buffers each part releases on another thread (NettyAllocatorApp.REMOTE_BUFFERS), two allocators. */
+    private static final long REMOTE = 2 * 2000;
+    private static final String[] NETTY_COUNTERS = {
+        "Buffers", "BuffersPassed", "Grown", "Releases", "CopiesLeftAlone", "RewrittenMethods", "Failures",
+    };
+    private static final String[] ALLOCATOR = {
+        "Allocations", "Frees", "LiveBuffers", "BytesInUse", "DoubleFrees", "LeaksDetected",
+    };
+    private static final Pattern STACK_TRACE_LINE =
+            Pattern.compile(".*(Exception|Error:).*|^\\s+at \\S+\\(.*\\)\\s*$|^Caused by: .*");
+
+    static Stream<Arguments> cases() {
+        return TestJdks.all().flatMap(jdk -> Stream.of("4.1", "4.2").map(netty -> Arguments.of(jdk, netty)));
+    }
+
+    @ParameterizedTest(name = "Netty {1} on {0}")
+    @MethodSource("cases")
+    void nettysPooledAndAdaptiveBuffersComeFromKmem4jAndGoBackOnce(Jdk jdk, String netty) {
+        String cp = AppRun.classpath(AppRun.appClasses()) + java.io.File.pathSeparator + NettyPresetIT.nettyJars(netty);
+        String label = "netty-allocator" + netty + "-" + jdk.label();
+        AppRun plain = AppRun.run(jdk, label + "-plain", List.of(), cp, APP, RUN_TIMEOUT);
+        assertThat(plain.exit()).as("exit code of %s\n%s", plain, plain.description()).isZero();
+        assertThat(plain.stdout()).as("stdout of %s", plain).contains("nettyalloc: ok");
+
+        List<String> flags = List.of(AppRun.javaagent("presets=netty-allocator,explicitLeakDetection=true"));
+        try (ForkedJvm jvm = ForkedJvm.builder(jdk, label + "-agent").jvmArgs(flags).mainClass(cp, APP)
+                .programArgs("--hold").start()) {
+            jvm.awaitStdoutLine("nettyalloc: holding", RUN_TIMEOUT);
+            List<String> out = jvm.stdoutLines();
+            assertThat(out).as("stdout of %s\n%s", jvm, jvm.describe()).contains("nettyalloc: ok");
+            assertSameAsWithoutTheAgent(plain.stdout(), out);
+
+            try (JmxClient jmx = JmxClient.attach(jvm.pid(), jvm + " on " + jdk, ATTACH_TIMEOUT)) {
+                jmx.awaitRegistered(NETTY, MBEAN_TIMEOUT);
+                Map<String, Long> n = jmx.readLongs(NETTY, NETTY_COUNTERS);
+                String copies = java.util.Arrays.toString((String[]) jmx.read(NETTY, "Copies"));
+                assertThat(copies).as("the copy of Netty, %s", n).contains("io.netty " + netty + ".")
+                        .contains("Kmem4jDirectByteBuf");
+                assertThat(n.get("RewrittenMethods")).as("pooled and adaptive newDirectBuffer, %s", n).isEqualTo(2);
+                assertThat(n.get("Failures")).as("failures, %s", n).isZero();
+                assertThat(n.get("CopiesLeftAlone")).as("copies left alone, %s", n).isZero();
+                assertThat(n.get("Buffers")).as("buffers served, %s", n).isGreaterThanOrEqualTo(REMOTE + DROPPED);
+                assertThat(n.get("BuffersPassed")).as("the 70,000-byte buffers stay Netty's, %s", n)
+                        .isGreaterThanOrEqualTo(2);
+                assertThat(n.get("Grown")).as("growth to 64 KiB served by kmem4j, %s", n).isGreaterThanOrEqualTo(2);
+                assertThat(n.get("Releases") + DROPPED).as("every served block back once, but the dropped, %s", n)
+                        .isEqualTo(n.get("Buffers") + n.get("Grown"));
+
+                Map<String, Long> after = awaitLeaksFound(jmx, jvm + " on " + jdk);
+                assertThat(after.get("DoubleFrees")).as("double frees, %s", after).isZero();
+                System.out.println(TestJdks.LOG_PREFIX + "Netty " + netty + " netty-allocator JDK " + jdk.version()
+                        + ": netty=" + n + " copies=" + copies + " allocatorAfterGc=" + after);
+            }
+            jvm.closeStdin();
+            assertThat(jvm.waitForExit(RUN_TIMEOUT)).as("exit code of %s\n%s", jvm, jvm.describe()).isZero();
+            assertThat(jvm.stderrLines().stream().filter(l -> STACK_TRACE_LINE.matcher(l).matches())
+                    .collect(Collectors.toList())).as("exception lines on stderr of %s\n%s", jvm, jvm.describe())
+                    .isEmpty();
+            assertThat(warnings(jvm.stderrLines())).as("the JDK's warnings with the agent vs. without")
+                    .isEqualTo(warnings(plain.stderr()));
+        }
+    }
+
+    /** Every line but the served ones is the same; there the small buffer is kmem4j's and the large one Netty's. */
+    private static void assertSameAsWithoutTheAgent(List<String> plain, List<String> agent) {
+        List<String> plainRest = new ArrayList<>();
+        List<String> agentRest = new ArrayList<>();
+        for (String l : plain) {
+            if (l.contains(" served ")) {
+                String large = l.substring(l.indexOf(" 70000="));
+                String agentLine = agent.stream().filter(a -> a.startsWith(l.substring(0, l.indexOf(" served "))
+                        + " served ")).findFirst().orElseThrow(() -> new AssertionError("no served line for " + l));
+                assertThat(agentLine).as("the 256-byte buffer is kmem4j's, the 70,000-byte one Netty's")
+                        .contains(" 256=Kmem4jDirectByteBuf ").endsWith(large);
+            } else {
+                plainRest.add(l);
+            }
+        }
+        agent.stream().filter(l -> !l.contains(" served ") && !l.equals("nettyalloc: holding")).forEach(agentRest::add);
+        assertThat(agentRest).as("what the program sees with the agent vs. without").isEqualTo(plainRest);
+    }
+
+    /** The dropped buffers' blocks come back through kmem4j's leak detection after GC. */
+    private static Map<String, Long> awaitLeaksFound(JmxClient jmx, String target) {
+        await("kmem4j's leak detection finds the dropped Netty buffers in " + target).atMost(SETTLE_TIMEOUT)
+                .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(300)).pollInSameThread()
+                .untilAsserted(() -> {
+                    jmx.gc();
+                    Map<String, Long> now = jmx.readLongs(JmxClient.ALLOCATOR, ALLOCATOR);
+                    assertThat(now.get("LeaksDetected")).as("LeaksDetected after GC, %s", now)
+                            .isGreaterThanOrEqualTo(DROPPED);
+                    assertThat(now.get("LiveBuffers")).as("LiveBuffers after GC, %s", now).isLessThanOrEqualTo(16);
+                });
+        return jmx.readLongs(JmxClient.ALLOCATOR, ALLOCATOR);
+    }
+
+    private static List<String> warnings(List<String> stderr) {
+        return stderr.stream().filter(l -> l.startsWith("WARNING:")).collect(Collectors.toList());
+    }
+
+    private static ObjectName objectName(String name) {
+        try {
+            return new ObjectName(name);
+        } catch (javax.management.MalformedObjectNameException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
