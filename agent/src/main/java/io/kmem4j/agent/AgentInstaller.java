@@ -265,7 +265,7 @@ public final class AgentInstaller {
                     markState("off (" + why + ")"); // a later attach says so instead of installing again
                 }
             });
-        final boolean routed = !config.pools.isEmpty() || !config.excludeCallers.isEmpty() || config.nettyAllocator;
+        final boolean routed = !config.pools.isEmpty() || !config.excludeCallers.isEmpty();
         final long t2 = System.nanoTime();
         final PoolsView pools;
         final NettyView netty;
@@ -275,7 +275,7 @@ public final class AgentInstaller {
             bridge.set(eager != null ? eager : lazy);
             AllocateDirectRewrite.install(inst, members);
             pools = routed ? installPools(inst, members, eager.allocator(), config) : null;
-            netty = config.nettyAllocator ? installNetty(inst, members, eager.allocator()) : null;
+            netty = config.nettyAllocator ? installNetty(inst, members, config) : null;
         } catch (final Throwable t) {
             // off for real: later allocations go to the JDK; buffers already served stay valid (close())
             lazy.stop();
@@ -368,12 +368,12 @@ public final class AgentInstaller {
      * @throws IllegalStateException when the bridge was defined by an older kmem4j without the field
      */
     private static NettyView installNetty(final Instrumentation inst, final BootstrapBridge.Members members,
-                                          final SlabAllocator allocator) {
+                                          final AgentConfig config) {
         if (members.nettyBuffer == null) {
             throw new IllegalStateException("presets=netty-allocator needs a newer java.nio.Kmem4jBridge than the one"
                 + " an earlier kmem4j defined in this JVM");
         }
-        final NettyBuffers buffers = new NettyBuffers(allocator, inst);
+        final NettyBuffers buffers = new NettyBuffers(new SlabAllocator(NettyBuffers.configFor(config.allocator)), inst);
         members.nettyBuffer.set(buffers);
         final NettyTransformer transformer = new NettyTransformer(members.nettyBuffer);
         transformer.install(inst);
@@ -488,6 +488,12 @@ public final class AgentInstaller {
                 }
                 if (netty != null && r.allocator() != null) {
                     registerPools(netty, r.allocator().toString().replace("type=Allocator", "type=Netty"));
+                    final SlabAllocator n = netty.buffers().allocator();
+                    final Kmem4jMBeans.Registration nr = Kmem4jMBeans.register(server, new AllocatorView(
+                        new StatsSnapshots(n::stats), n, config, netty.buffers()::failures), NettyView.ALLOCATOR_KEY);
+                    for (final String problem : nr.problems()) {
+                        log.warn("JMX: {}", problem);
+                    }
                 }
             } catch (final Throwable e) {
                 AgentLog.get(AgentInstaller.class).warn("JMX registration failed, statistics are not visible"
@@ -522,6 +528,10 @@ public final class AgentInstaller {
                 final SlabAllocator allocator = lazy.existing();
                 System.err.print(lazy.failure() != null ? Summary.off(lazy.failure()) + System.lineSeparator()
                     : Summary.format(allocator == null ? AllocatorStats.EMPTY : allocator.stats()));
+                if (netty != null) {
+                    System.err.print(Summary.format(netty.allocator().stats())
+                        .replace("[kmem4j] summary:", "[kmem4j] netty summary:"));
+                }
                 System.err.flush();
             }
         } catch (final Throwable ignored) {

@@ -86,7 +86,7 @@ public final class SlabAllocator implements AutoCloseable {
         }
         this.config = Objects.requireNonNull(config, "config");
         this.classes = new SizeClasses(config.maxSizeClassBytes());
-        this.zeroOnFree = config.zeroOnFree() && !Debug.ON;
+        this.zeroOnFree = config.zeroing() && config.zeroOnFree() && !Debug.ON;
         this.pages = new PageHeap(config.chunkSizeBytes(), config.retainedEmptyChunks());
         this.caches = new SlabCache[classes.count()];
         for (int c = 0; c < caches.length; c++) {
@@ -102,7 +102,8 @@ public final class SlabAllocator implements AutoCloseable {
         this.accounting = new Accounting(caches, pages, registry, remote, leakDetector);
         this.reaper = new Reaper(config, caches, pages, registry, remote, accounting);
         this.refill = new Refill(caches, pages, remote, reaper, accounting);
-        this.buffers = new BufferFactory(this, pages, zeroOnFree, constructor, leakDetector, sampler);
+        // without zeroing no object waits all-zero (zeroOnFree false) and allocation does not zero either
+        this.buffers = new BufferFactory(this, pages, zeroOnFree || !config.zeroing(), constructor, leakDetector, sampler);
         this.sharedTier = new SharedTier(caches, classes, pages, remote, registry, reaper, buffers, accounting, zeroOnFree);
         this.explicit = new ExplicitBuffers(this, pages, classes, leakDetector, sampler, accounting);
         reaper.start();

@@ -27,6 +27,7 @@ public final class SlabAllocatorConfig {
     private final int retainedEmptyChunks;
     private final long reapIntervalMillis;
     private final boolean zeroOnFree;
+    private final boolean zeroing;
     private final boolean explicitLeakDetection;
     private final int siteSampleRate;
     private final List<String> siteFramesToSkip;
@@ -44,6 +45,7 @@ public final class SlabAllocatorConfig {
         this.siteSampleRate = b.siteSampleRate;
         this.siteFramesToSkip = List.copyOf(b.siteFramesToSkip);
         this.zeroOnFree = b.zeroOnFree;
+        this.zeroing = b.zeroing;
         this.explicitLeakDetection = b.explicitLeakDetection;
         this.chunkSizeBytes = chunkSizeBytes;
         this.maxSizeClassBytes = b.maxSizeClassBytes;
@@ -125,6 +127,16 @@ public final class SlabAllocatorConfig {
      */
     public boolean zeroOnFree() {
         return zeroOnFree;
+    }
+
+    /**
+     * @return true (default) when buffers are handed out all zeros, as {@code ByteBuffer.allocateDirect}
+     *         promises; false for an allocator whose memory is handed out as its last user left it (no
+     *         zeroing anywhere, as Netty's pooled allocators do), which must never serve
+     *         {@code allocateDirect}'s callers. Not a text key: set only by code ({@link Builder#zeroing}).
+     */
+    public boolean zeroing() {
+        return zeroing;
     }
 
     /**
@@ -250,6 +262,7 @@ public final class SlabAllocatorConfig {
         private int retainedEmptyChunks = 1;
         private long reapIntervalMillis = 1000;
         private boolean zeroOnFree = true;
+        private boolean zeroing = true;
         private boolean explicitLeakDetection;
         private int siteSampleRate;
         private List<String> siteFramesToSkip = List.of();
@@ -346,6 +359,15 @@ public final class SlabAllocatorConfig {
          */
         public Builder explicitLeakDetection(final boolean on) {
             this.explicitLeakDetection = on;
+            return this;
+        }
+
+        /**
+         * @param zero false for an allocator that never zeroes (see {@link SlabAllocatorConfig#zeroing()})
+         * @return this builder
+         */
+        public Builder zeroing(final boolean zero) {
+            this.zeroing = zero;
             return this;
         }
 

@@ -25,7 +25,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * class, views, composites, release on another thread) must be the same, except that the 256-byte
  * buffers are kmem4j's and the 70,000-byte ones stay Netty's. Then the {@code kmem4j:type=Netty}
  * bean must account for every buffer: each served block came back exactly once, except the ones the
- * program dropped without {@code release()}, which kmem4j's leak detection finds after GC.
+ * program dropped without {@code release()}, which kmem4j's leak detection finds after GC; the blocks
+ * come from an allocator of their own ({@code kmem4j:type=Allocator,name=netty} and its caches).
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class NettyAllocatorPresetIT {
@@ -36,6 +37,9 @@ class NettyAllocatorPresetIT {
     private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(30);
     private static final String APP = "io.kmem4j.it.apps.NettyAllocatorApp";
     private static final ObjectName NETTY = objectName("kmem4j:type=Netty");
+    /** The allocator of Netty's buffers, separate from the one behind allocateDirect. */
+    private static final ObjectName NETTY_ALLOCATOR = objectName("kmem4j:type=Allocator,name=netty");
+    private static final ObjectName NETTY_CACHE_1024 = objectName("kmem4j:type=SlabCache,allocator=netty,name=kmem4j-1024");
     /** Buffers each allocator's part drops without release (NettyAllocatorApp.DROPPED), two allocators. */
     private static final long DROPPED = 2 * 500;
     /** Buffers each part releases on another thread (NettyAllocatorApp.REMOTE_BUFFERS), two allocators. */
@@ -86,6 +90,11 @@ class NettyAllocatorPresetIT {
                 assertThat(n.get("Releases") + DROPPED).as("every served block back once, but the dropped, %s", n)
                         .isEqualTo(n.get("Buffers") + n.get("Grown"));
 
+                jmx.awaitRegistered(NETTY_ALLOCATOR, MBEAN_TIMEOUT);
+                assertThat(jmx.readLong(NETTY_CACHE_1024, "Allocations")).as("Netty's 1 KiB blocks in their own cache")
+                        .isPositive();
+                assertThat(jmx.readLong(NETTY_ALLOCATOR, "Allocations")).as("Netty's blocks in their own allocator, %s", n)
+                        .isEqualTo(n.get("Buffers") + n.get("Grown"));
                 Map<String, Long> after = awaitLeaksFound(jmx, jvm + " on " + jdk);
                 assertThat(after.get("DoubleFrees")).as("double frees, %s", after).isZero();
                 System.out.println(TestJdks.LOG_PREFIX + "Netty " + netty + " netty-allocator JDK " + jdk.version()
@@ -126,12 +135,12 @@ class NettyAllocatorPresetIT {
                 .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(300)).pollInSameThread()
                 .untilAsserted(() -> {
                     jmx.gc();
-                    Map<String, Long> now = jmx.readLongs(JmxClient.ALLOCATOR, ALLOCATOR);
+                    Map<String, Long> now = jmx.readLongs(NETTY_ALLOCATOR, ALLOCATOR);
                     assertThat(now.get("LeaksDetected")).as("LeaksDetected after GC, %s", now)
                             .isGreaterThanOrEqualTo(DROPPED);
                     assertThat(now.get("LiveBuffers")).as("LiveBuffers after GC, %s", now).isLessThanOrEqualTo(16);
                 });
-        return jmx.readLongs(JmxClient.ALLOCATOR, ALLOCATOR);
+        return jmx.readLongs(NETTY_ALLOCATOR, ALLOCATOR);
     }
 
     private static List<String> warnings(List<String> stderr) {

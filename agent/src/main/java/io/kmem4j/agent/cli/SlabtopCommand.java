@@ -80,6 +80,11 @@ final class SlabtopCommand implements Callable<Integer> {
             + " (default ${DEFAULT-VALUE})")
     int waitSeconds;
 
+    @Option(names = "--allocator", paramLabel = "NAME",
+        description = "a second allocator of the agent, by name: netty (the buffers of presets=netty-allocator);"
+            + " default: the allocator behind ByteBuffer.allocateDirect")
+    String allocatorName;
+
     private final PrintStream out;
     private final PrintStream err;
 
@@ -97,6 +102,11 @@ final class SlabtopCommand implements Callable<Integer> {
         // bound every JMX call (RMI waits forever otherwise); must be set before RMI's classes load
         if (System.getProperty("sun.rmi.transport.tcp.responseTimeout") == null) {
             System.setProperty("sun.rmi.transport.tcp.responseTimeout", "30000");
+        }
+        if (allocatorName != null && !allocatorName.matches("[A-Za-z0-9_.-]+")) {
+            err.println("kmem4j: --allocator='" + allocatorName + "' is not an allocator name (letters, digits, '_', '.',"
+                + " '-'; e.g. netty)");
+            return 2;
         }
         final String address;
         try {
@@ -122,7 +132,12 @@ final class SlabtopCommand implements Callable<Integer> {
         }
         try (JMXConnector connector = JMXConnectorFactory.connect(new JMXServiceURL(address))) {
             final MBeanServerConnection server = connector.getMBeanServerConnection();
-            final ObjectName allocator = findAllocator(server, waitSeconds);
+            final ObjectName allocator = findAllocator(server, allocatorName, waitSeconds);
+            if (allocator == null && allocatorName != null) {
+                err.println("kmem4j: pid " + pid + " has no kmem4j allocator named '" + allocatorName
+                    + "' (no kmem4j:type=Allocator,name=" + allocatorName + " MBean; netty needs presets=netty-allocator)");
+                return 1;
+            }
             if (allocator == null) {
                 err.println("kmem4j: pid " + pid + " has no kmem4j agent (no kmem4j:type=Allocator MBean);"
                     + " start it with -javaagent:kmem4j-agent.jar or load it with: java -jar kmem4j-agent.jar attach " + pid);
@@ -235,10 +250,11 @@ final class SlabtopCommand implements Callable<Integer> {
      * @return {@code kmem4j:type=Allocator}, or else the lowest {@code kmem4j:type=Allocator,instance=N},
      *         waiting up to {@code waitSeconds} for one to appear; null if there is none
      */
-    static ObjectName findAllocator(final MBeanServerConnection server, final int waitSeconds)
+    static ObjectName findAllocator(final MBeanServerConnection server, final String name, final int waitSeconds)
         throws IOException, JMException, InterruptedException {
-        final ObjectName plain = new ObjectName("kmem4j:type=Allocator");
-        final ObjectName any = new ObjectName("kmem4j:type=Allocator,*");
+        final String named = name == null ? "" : ",name=" + name;
+        final ObjectName plain = new ObjectName("kmem4j:type=Allocator" + named);
+        final ObjectName any = new ObjectName("kmem4j:type=Allocator" + named + ",*");
         // only a JVM that is just starting may still be about to register the bean
         long waitMillis = TimeUnit.SECONDS.toMillis(Math.max(0, waitSeconds));
         try {
@@ -255,6 +271,7 @@ final class SlabtopCommand implements Callable<Integer> {
                 return plain;
             }
             final ObjectName lowest = server.queryNames(any, null).stream()
+                .filter(n -> java.util.Objects.equals(name, n.getKeyProperty("name")))
                 .min(Comparator.comparingLong(SlabtopCommand::instanceNumber)).orElse(null);
             if (lowest != null) {
                 return lowest;
@@ -266,13 +283,17 @@ final class SlabtopCommand implements Callable<Integer> {
         }
     }
 
-    /** @return the SlabCache beans that belong to {@code allocator} (same {@code instance} key), by object size */
+    /**
+     * @return the SlabCache beans that belong to {@code allocator} (same {@code instance} key, and an
+     *         {@code allocator} key equal to its {@code name}), by object size
+     */
     static List<ObjectName> cacheNames(final MBeanServerConnection server, final ObjectName allocator)
         throws IOException, JMException {
         final String instance = allocator.getKeyProperty("instance");
         final List<ObjectName> names = new ArrayList<>();
         for (final ObjectName n : server.queryNames(new ObjectName("kmem4j:type=SlabCache,*"), null)) {
-            if (Objects.equals(instance, n.getKeyProperty("instance"))) {
+            if (Objects.equals(instance, n.getKeyProperty("instance"))
+                && Objects.equals(allocator.getKeyProperty("name"), n.getKeyProperty("allocator"))) {
                 names.add(n);
             }
         }

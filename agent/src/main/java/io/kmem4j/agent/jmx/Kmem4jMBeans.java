@@ -93,13 +93,28 @@ public final class Kmem4jMBeans {
      * @return what was registered
      */
     public static Registration register(final MBeanServer server, final AllocatorView view) {
+        return register(server, view, null);
+    }
+
+    /**
+     * Registers {@code view} as a second allocator of this agent, named {@code name}: its beans are
+     * {@code kmem4j:type=Allocator,name=<name>} and {@code kmem4j:type=SlabCache,allocator=<name>,name=<cache>}
+     * ({@code null}: the agent's own, as {@link #register(MBeanServer, AllocatorView)}). Never throws.
+     *
+     * @param server the MBean server
+     * @param view   the Allocator view
+     * @param name   the allocator's name, a valid ObjectName value ({@code netty}), or null
+     * @return what was registered
+     */
+    public static Registration register(final MBeanServer server, final AllocatorView view, final String name) {
         final List<String> problems = new ArrayList<>();
         final List<ObjectName> caches = new ArrayList<>();
         ObjectName allocatorName = null;
         int instance = 0;
         try {
             for (int n = 1; n <= MAX_INSTANCES && allocatorName == null; n++) {
-                final ObjectName candidate = allocatorName(n);
+                final ObjectName candidate = name == null ? allocatorName(n)
+                    : new ObjectName(ALLOCATOR + ",name=" + name + (n <= 1 ? "" : ",instance=" + n));
                 final OneSnapshotMBean bean = new OneSnapshotMBean(view, AllocatorMXBean.class, view.snapshots());
                 try {
                     server.registerMBean(bean, candidate);
@@ -133,16 +148,17 @@ public final class Kmem4jMBeans {
         }
         for (int i = 0; i < stats.size(); i++) {
             final CacheStats c = stats.get(i);
-            ObjectName name = null;
+            ObjectName cache = null;
             try {
-                name = cacheName(c.name(), instance);
+                cache = name == null ? cacheName(c.name(), instance) : new ObjectName(DOMAIN + ":type=SlabCache,allocator="
+                    + name + ",name=" + valueOf(c.name()) + (instance <= 1 ? "" : ",instance=" + instance));
                 server.registerMBean(new OneSnapshotMBean(new SlabCacheView(view.snapshots(), i, c),
-                    SlabCacheMXBean.class, view.snapshots()), name);
-                caches.add(name);
+                    SlabCacheMXBean.class, view.snapshots()), cache);
+                caches.add(cache);
             } catch (final InstanceAlreadyExistsException taken) {
-                problems.add(name + " is already registered (by something else); that cache is not shown");
+                problems.add(cache + " is already registered (by something else); that cache is not shown");
             } catch (final Throwable t) {
-                problems.add((name != null ? name.toString() : c.name()) + ": " + t);
+                problems.add((cache != null ? cache.toString() : c.name()) + ": " + t);
             }
         }
         return new Registration(allocatorName, List.copyOf(caches), List.copyOf(problems));

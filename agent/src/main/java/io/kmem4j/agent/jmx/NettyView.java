@@ -7,6 +7,11 @@ import io.kmem4j.agent.netty.NettyTransformer;
 
 /** The {@code kmem4j:type=Netty} bean over {@link NettyBuffers} and {@link NettyTransformer}. */
 public final class NettyView implements NettyMXBean {
+    /**
+     * The Allocator bean of Netty's buffers is {@code kmem4j:type=Allocator,name=netty}, its caches
+     * {@code kmem4j:type=SlabCache,allocator=netty,name=<cache>}.
+     */
+    public static final String ALLOCATOR_KEY = "netty";
     private final NettyBuffers buffers;
     private final NettyTransformer transformer;
 

@@ -13,6 +13,7 @@ import io.kmem4j.agent.bridge.AgentThread;
 import io.kmem4j.agent.log.AgentLog;
 import io.kmem4j.agent.log.Failures;
 import io.kmem4j.core.SlabAllocator;
+import io.kmem4j.core.SlabAllocatorConfig;
 
 /**
  * The {@code presets=netty-allocator} hook ({@code java.nio.Kmem4jBridge.nettyBuffer}): Netty's pooled
@@ -22,6 +23,11 @@ import io.kmem4j.core.SlabAllocator;
  * capacity asked for are equal, reader and writer index 0, max capacity as asked, memory not
  * zeroed by contract (kmem4j's happens to be zero), byte order big-endian. A buffer grown past the
  * largest size class, and every buffer larger than that, is Netty's own.
+ *
+ * <p>The blocks come from an allocator of their own ({@link #configFor}): the agent's size classes and
+ * settings without zeroing, which is Netty's pooled contract (a pooled buffer holds what its last
+ * user left); its blocks never reach {@code allocateDirect}'s callers, whose buffers stay all zeros.
+ * Being separate, its beans and {@code slabtop --allocator netty} show Netty's buffers alone.
  *
  * <p>Each copy of Netty (a class loader, a relocation such as gRPC's) is found from the allocator's
  * class ({@link NettyCopy}) the first time one of its allocators asks. Threads: any thread that
@@ -88,6 +94,27 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
     /** Set at agent shutdown: no more blocks for Netty (releases still come back). */
     private volatile boolean stopped;
 
+    /**
+     * @param agent the agent's allocator configuration
+     * @return the configuration of the allocator behind Netty's buffers: the same keys, no zeroing
+     */
+    public static SlabAllocatorConfig configFor(final SlabAllocatorConfig agent) {
+        final SlabAllocatorConfig.Builder b = SlabAllocatorConfig.builder();
+        for (final java.util.Map.Entry<String, String> e : agent.asMap().entrySet()) {
+            b.set(e.getKey(), e.getValue());
+        }
+        return b.siteFramesToSkip(agent.siteFramesToSkip()).zeroing(false).build();
+    }
+
+    /** @return the allocator behind Netty's buffers */
+    public SlabAllocator allocator() {
+        return allocator;
+    }
+
+    /**
+     * @param allocator an allocator of {@link #configFor} (or any, in tests)
+     * @param inst      to open a named Netty module to kmem4j
+     */
     public NettyBuffers(final SlabAllocator allocator, final Instrumentation inst) {
         this.allocator = allocator;
         this.inst = inst;

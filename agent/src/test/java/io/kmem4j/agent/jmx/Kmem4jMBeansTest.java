@@ -191,6 +191,23 @@ class Kmem4jMBeansTest {
     }
 
     @Test
+    void aNamedAllocatorRegistersBesideTheAgentsOwnWithItsNameOnEveryBean() throws Exception {
+        final Kmem4jMBeans.Registration own = Kmem4jMBeans.register(server, view());
+        final Kmem4jMBeans.Registration netty = Kmem4jMBeans.register(server, view(), "netty");
+
+        assertThat(netty.problems()).isEmpty();
+        assertThat(own.allocator()).isEqualTo(new ObjectName("kmem4j:type=Allocator"));
+        assertThat(netty.allocator()).isEqualTo(new ObjectName("kmem4j:type=Allocator,name=netty"));
+        assertThat(netty.caches()).hasSameSizeAs(own.caches())
+            .allSatisfy(n -> assertThat(n.getKeyProperty("allocator")).isEqualTo("netty"))
+            .contains(new ObjectName("kmem4j:type=SlabCache,allocator=netty,name=kmem4j-4096"));
+        assertThat(server.queryNames(new ObjectName("kmem4j:type=SlabCache,*"), null)).hasSize(6);
+        final Kmem4jMBeans.Registration again = Kmem4jMBeans.register(server, view(), "netty");
+        assertThat(again.allocator()).as("a second agent's netty allocator")
+            .isEqualTo(new ObjectName("kmem4j:type=Allocator,name=netty,instance=2"));
+    }
+
+    @Test
     void aTakenCacheNameIsSkippedNeverThrown() throws Exception {
         final ObjectName squatter = new ObjectName("kmem4j:type=SlabCache,name=kmem4j-4096");
         server.registerMBean(new StandardMBean(new Squatter(), SquatterMBean.class), squatter);
