@@ -3,8 +3,6 @@ package io.kmem4j.agent.netty;
 import java.lang.instrument.Instrumentation;
 import java.lang.invoke.MethodHandle;
 import java.nio.ByteBuffer;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 import java.util.function.IntFunction;
@@ -48,8 +46,8 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
     public final LongAdder grown = new LongAdder();
     /** Blocks given back by Netty (release, or the old block of a growth). */
     public final LongAdder releases = new LongAdder();
-    /** The copies of Netty seen, one line each. */
-    public final List<String> copies = new CopyOnWriteArrayList<>();
+    /** The copies of Netty seen, one line each (two threads racing for one copy describe it once). */
+    public final java.util.Set<String> copies = new java.util.concurrent.CopyOnWriteArraySet<>();
     public final LongAdder copiesLeftAlone = new LongAdder();
 
     /** Allocator class -> its Netty copy (one per AbstractByteBufAllocator class). */
@@ -74,20 +72,25 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
         protected NettyCopy computeValue(final Class<?> abstractAllocator) {
             final String name = abstractAllocator.getName();
             final String prefix = name.substring(0, name.length() - NettyCopy.ABSTRACT_ALLOCATOR.length());
-            NettyCopy copy;
+            // ClassValue may compute one value on two racing threads and keep one: the classes are defined
+            // once (the second finds them), and the copy is counted and logged once, by its description
             try {
-                copy = NettyCopy.define(abstractAllocator, prefix, NettyBuffers.this, inst);
-                AgentLog.get(NettyBuffers.class).info("serving Netty's pooled and adaptive direct buffers of {}..{}"
-                    + " bytes: {}", minCapacity, maxCapacity, copy);
+                final NettyCopy copy = NettyCopy.define(abstractAllocator, prefix, NettyBuffers.this, inst);
+                if (copies.add(copy.description)) {
+                    AgentLog.get(NettyBuffers.class).info("serving Netty's pooled and adaptive direct buffers of {}..{}"
+                        + " bytes: {}", minCapacity, maxCapacity, copy);
+                }
+                return copy;
             } catch (final Throwable t) {
-                copiesLeftAlone.increment();
-                copy = NettyCopy.leftAlone(prefix, prefix + "io.netty in " + abstractAllocator.getClassLoader()
-                    + ": left alone (" + t + ")");
-                AgentLog.get(NettyBuffers.class).warn("Netty's buffers in {} stay Netty's own: this copy of Netty does"
-                    + " not have the members kmem4j needs ({})", abstractAllocator.getClassLoader(), t.toString());
+                final NettyCopy copy = NettyCopy.leftAlone(prefix, prefix + "io.netty in "
+                    + abstractAllocator.getClassLoader() + ": left alone (" + t + ")");
+                if (copies.add(copy.description)) {
+                    copiesLeftAlone.increment();
+                    AgentLog.get(NettyBuffers.class).warn("Netty's buffers in {} stay Netty's own: this copy of Netty"
+                        + " does not have the members kmem4j needs ({})", abstractAllocator.getClassLoader(), t.toString());
+                }
+                return copy;
             }
-            copies.add(copy.description);
-            return copy;
         }
     };
 

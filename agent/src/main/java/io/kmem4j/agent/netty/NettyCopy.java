@@ -129,11 +129,28 @@ final class NettyCopy {
                 .asType(MethodType.methodType(Object.class, ByteBuffer.class));
             setStatic(buf, GROW_CLEANABLE_FIELD, hooks.growCleanable(wrap));
         }
-        final Package p = base.getPackage();
-        final String version = p == null || p.getImplementationVersion() == null ? "version unknown"
-            : p.getImplementationVersion();
+        final String version = version(prefix, loader, base);
         return new NettyCopy(prefix, (prefix.isEmpty() ? "io.netty" : prefix + "io.netty") + " " + version + " in "
             + loader + ", buffers " + buf.getSimpleName() + " extends " + base.getSimpleName(), factory);
+    }
+
+    /**
+     * @return Netty's own idea of its version ({@code Version.identify}: {@code netty-buffer}'s artifact
+     *         version, as in {@code META-INF/io.netty.versions.properties}), else the jar's manifest's
+     */
+    private static String version(final String prefix, final ClassLoader loader, final Class<?> base) {
+        try {
+            final Class<?> v = Class.forName(prefix + "io.netty.util.Version", true, loader);
+            final Map<?, ?> all = (Map<?, ?>) v.getMethod("identify", ClassLoader.class).invoke(null, loader);
+            final Object buffer = all.get("netty-buffer") != null ? all.get("netty-buffer") : all.get("netty-common");
+            if (buffer != null) {
+                return String.valueOf(v.getMethod("artifactVersion").invoke(buffer));
+            }
+        } catch (final ReflectiveOperationException | RuntimeException | LinkageError unknown) {
+            // the manifest's, below
+        }
+        final Package p = base.getPackage();
+        return p == null || p.getImplementationVersion() == null ? "version unknown" : p.getImplementationVersion();
     }
 
     private static Class<?> defineByteBuf(final String buffer, final Class<?> base, final Class<?> allocatorType,
