@@ -59,14 +59,14 @@ class NettyAllocatorPresetIT {
 
     @ParameterizedTest(name = "Netty {1} on {0}")
     @MethodSource("cases")
-    void nettysPooledAndAdaptiveBuffersComeFromKmem4jAndGoBackOnce(Jdk jdk, String netty) {
+    void nettysPooledAndAdaptiveBuffersComeFromKmem4jAndGoBackOnce(Jdk jdk, String netty) throws Exception {
         String cp = AppRun.classpath(AppRun.appClasses()) + java.io.File.pathSeparator + NettyPresetIT.nettyJars(netty);
         String label = "netty-allocator" + netty + "-" + jdk.label();
         AppRun plain = AppRun.run(jdk, label + "-plain", List.of(), cp, APP, RUN_TIMEOUT);
         assertThat(plain.exit()).as("exit code of %s\n%s", plain, plain.description()).isZero();
         assertThat(plain.stdout()).as("stdout of %s", plain).contains("nettyalloc: ok");
 
-        List<String> flags = List.of(AppRun.javaagent("presets=netty-allocator,explicitLeakDetection=true"));
+        List<String> flags = List.of(AppRun.javaagent("presets=netty-allocator,explicitLeakDetection=true,siteSampleRate=1"));
         try (ForkedJvm jvm = ForkedJvm.builder(jdk, label + "-agent").jvmArgs(flags).mainClass(cp, APP)
                 .programArgs("--hold").start()) {
             jvm.awaitStdoutLine("nettyalloc: holding", RUN_TIMEOUT);
@@ -95,6 +95,11 @@ class NettyAllocatorPresetIT {
                         .isPositive();
                 assertThat(jmx.readLong(NETTY_ALLOCATOR, "Allocations")).as("Netty's blocks in their own allocator, %s", n)
                         .isEqualTo(n.get("Buffers") + n.get("Grown"));
+                // a site is the program's code that asked Netty's allocator, not Netty's frames or kmem4j's
+                String sites = (String) jmx.connection().invoke(NETTY_ALLOCATOR, "outstandingBySite",
+                        new Object[] {3}, new String[] {"int"});
+                assertThat(sites).as("Netty buffers by site").contains("io.kmem4j.it.apps.NettyAllocatorApp.")
+                        .doesNotContain("io.netty.").doesNotContain("io.kmem4j.agent.").doesNotContain("io.kmem4j.core.");
                 Map<String, Long> after = awaitLeaksFound(jmx, jvm + " on " + jdk);
                 assertThat(after.get("DoubleFrees")).as("double frees, %s", after).isZero();
                 System.out.println(TestJdks.LOG_PREFIX + "Netty " + netty + " netty-allocator JDK " + jdk.version()

@@ -1,0 +1,77 @@
+package io.kmem4j.agent.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteBuffer;
+
+import io.kmem4j.core.SlabAllocator;
+import io.kmem4j.core.SlabAllocatorConfig;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The hook's answers outside Netty (the IT covers Netty 4.1 and 4.2 themselves). */
+class NettyBuffersTest {
+    private final SlabAllocator allocator = new SlabAllocator(NettyBuffers.configFor(SlabAllocatorConfig.defaults()));
+    private final NettyBuffers hook = new NettyBuffers(allocator, null);
+
+    @AfterEach
+    void close() {
+        allocator.close();
+    }
+
+    @Test
+    void theAllocatorBehindNettyHasTheAgentsSettingsAndNoZeroing() {
+        final SlabAllocatorConfig agent = SlabAllocatorConfig.builder().magazineRounds(7).siteSampleRate(3)
+            .siteFramesToSkip(java.util.List.of("io.netty.buffer.")).build();
+        final SlabAllocatorConfig netty = NettyBuffers.configFor(agent);
+        assertThat(netty.asMap()).isEqualTo(agent.asMap());
+        assertThat(netty.siteFramesToSkip()).isEqualTo(agent.siteFramesToSkip());
+        assertThat(netty.zeroing()).isFalse();
+        assertThat(agent.zeroing()).isTrue();
+    }
+
+    @Test
+    void anObjectThatIsNoNettyAllocatorGetsNothingAndNothingIsTaken() {
+        assertThat(hook.apply(new Object(), capacities(256, Integer.MAX_VALUE))).isNull();
+        assertThat(hook.buffersPassed.sum()).isEqualTo(1);
+        assertThat(hook.copies).as("not a copy of Netty").isEmpty();
+        assertThat(hook.copiesLeftAlone.sum()).isZero();
+        assertThat(hook.failures()).isZero();
+        assertThat(allocator.stats().liveBuffers()).as("no block taken for a request that is not served").isZero();
+    }
+
+    @Test
+    void sizesKmem4jDoesNotServeAreNettysWithoutLookingFurther() {
+        assertThat(hook.apply(new Object(), capacities(allocator.maxCapacity() + 1, Integer.MAX_VALUE))).isNull();
+        assertThat(hook.grow(allocator.maxCapacity() + 1)).isNull();
+        assertThat(hook.buffersPassed.sum()).isEqualTo(1);
+        assertThat(allocator.stats().allocations()).as("no block taken").isZero();
+    }
+
+    @Test
+    void aBlockGoesBackOnceAndNettysOwnBuffersAreNotTouched() {
+        final ByteBuffer block = hook.grow(4096);
+        assertThat(block).isNotNull();
+        assertThat(hook.grown.sum()).isEqualTo(1);
+        assertThat(hook.release(ByteBuffer.allocateDirect(4096))).as("Netty's own: its own free runs").isFalse();
+        assertThat(hook.release(ByteBuffer.allocate(16))).isFalse();
+        assertThat(hook.release(block)).isTrue();
+        assertThat(allocator.stats().liveBuffers()).isZero();
+        assertThat(hook.release(block)).as("a block already back is not kmem4j's any more").isFalse();
+        assertThat(hook.releases.sum()).isEqualTo(1);
+        assertThat(allocator.stats().doubleFrees()).isZero();
+    }
+
+    @Test
+    void afterStoppingNothingIsServedButBlocksStillComeBack() {
+        final ByteBuffer block = hook.grow(100);
+        hook.stopAllocating();
+        assertThat(hook.grow(100)).isNull();
+        assertThat(hook.apply(new Object(), capacities(100, 100))).isNull();
+        assertThat(hook.release(block)).isTrue();
+    }
+
+    private static Long capacities(final int initial, final int max) {
+        return (long) max << 32 | (initial & 0xFFFF_FFFFL);
+    }
+}
