@@ -20,7 +20,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * {@code presets=netty-allocator}: Netty 4.1 and 4.2's pooled and adaptive allocators hand out
  * kmem4j's buffers for the sizes kmem4j serves, with no Netty property and no {@code --add-opens},
- * on every JDK. {@code io.kmem4j.it.apps.NettyAllocatorApp} runs once without the agent and once with
+ * on every JDK, from the class path, and for Netty 4.2 also from the module path (where it is a
+ * named module that opens nothing: the agent opens {@code io.netty.buffer} to itself). {@code io.kmem4j.it.apps.NettyAllocatorApp} runs once without the agent and once with
  * it (holding after the run); every line of what the program sees (shapes, growth across the largest
  * class, views, composites, release on another thread) must be the same, except that the 256-byte
  * buffers are kmem4j's and the 70,000-byte ones stay Netty's. Then the {@code kmem4j:type=Netty}
@@ -53,20 +54,33 @@ class NettyAllocatorPresetIT {
     private static final Pattern STACK_TRACE_LINE =
             Pattern.compile(".*(Exception|Error:).*|^\\s+at \\S+\\(.*\\)\\s*$|^Caused by: .*");
 
+    /** Where Netty's jars go: the class path, or the module path (Netty 4.2 is a named module there, opening nothing). */
+    enum Path { CLASS_PATH, MODULE_PATH }
+
     static Stream<Arguments> cases() {
-        return TestJdks.all().flatMap(jdk -> Stream.of("4.1", "4.2").map(netty -> Arguments.of(jdk, netty)));
+        return Stream.concat(
+                TestJdks.all().flatMap(jdk -> Stream.of("4.1", "4.2").map(netty -> Arguments.of(jdk, netty, Path.CLASS_PATH))),
+                TestJdks.full().map(jdk -> Arguments.of(jdk, "4.2", Path.MODULE_PATH)));
     }
 
-    @ParameterizedTest(name = "Netty {1} on {0}")
+    @ParameterizedTest(name = "Netty {1} on the {2} on {0}")
     @MethodSource("cases")
-    void nettysPooledAndAdaptiveBuffersComeFromKmem4jAndGoBackOnce(Jdk jdk, String netty) throws Exception {
-        String cp = AppRun.classpath(AppRun.appClasses()) + java.io.File.pathSeparator + NettyPresetIT.nettyJars(netty);
-        String label = "netty-allocator" + netty + "-" + jdk.label();
-        AppRun plain = AppRun.run(jdk, label + "-plain", List.of(), cp, APP, RUN_TIMEOUT);
+    void nettysPooledAndAdaptiveBuffersComeFromKmem4jAndGoBackOnce(Jdk jdk, String netty, Path path) throws Exception {
+        String label = "netty-allocator" + netty + (path == Path.MODULE_PATH ? "-modules-" : "-") + jdk.label();
+        String cp = AppRun.classpath(AppRun.appClasses());
+        List<String> modules = List.of();
+        if (path == Path.CLASS_PATH) {
+            cp += java.io.File.pathSeparator + NettyPresetIT.nettyJars(netty);
+        } else {
+            String dir = NettyPresetIT.nettyJars(netty);
+            modules = List.of("--module-path", dir.substring(0, dir.length() - 2), "--add-modules", "ALL-MODULE-PATH");
+        }
+        AppRun plain = AppRun.run(jdk, label + "-plain", modules, cp, APP, RUN_TIMEOUT);
         assertThat(plain.exit()).as("exit code of %s\n%s", plain, plain.description()).isZero();
         assertThat(plain.stdout()).as("stdout of %s", plain).contains("nettyalloc: ok");
 
-        List<String> flags = List.of(AppRun.javaagent("presets=netty-allocator,explicitLeakDetection=true,siteSampleRate=1"));
+        List<String> flags = new ArrayList<>(modules);
+        flags.add(AppRun.javaagent("presets=netty-allocator,explicitLeakDetection=true,siteSampleRate=1"));
         try (ForkedJvm jvm = ForkedJvm.builder(jdk, label + "-agent").jvmArgs(flags).mainClass(cp, APP)
                 .programArgs("--hold").start()) {
             jvm.awaitStdoutLine("nettyalloc: holding", RUN_TIMEOUT);
