@@ -57,7 +57,29 @@ final class ExplicitBuffers {
             accounting.doubleFrees.increment(); // already freed: its address was cleared
             return false;
         }
-        final Chunk c = pages.map.find(address);
+        return freeFound(buffer, address, pages.map.find(address));
+    }
+
+    /** {@link SlabAllocator#freeIfExplicit(ByteBuffer)}: see there for the contract. */
+    boolean freeIfExplicit(final ByteBuffer buffer) {
+        if (buffer == null || !buffer.isDirect() || !JdkInternals.isDirectByteBuffer(buffer)
+            || JdkInternals.attachment(buffer) != null || JdkInternals.cleaner(buffer) != null) {
+            return false;
+        }
+        final long address = UnsafeApi.getLongVolatile(buffer, ADDRESS_OFFSET);
+        final Chunk c = address == 0 ? null : pages.map.find(address);
+        if (c == null) {
+            return false;
+        }
+        freeFound(buffer, address, c); // false: a racing free won, counted; the buffer was this allocator's either way
+        return true;
+    }
+
+    /**
+     * The release of an explicit root whose address was {@code address} when read, in chunk {@code c}
+     * (null: in none of this allocator's): exactly once, by the CAS that clears the address.
+     */
+    private boolean freeFound(final ByteBuffer buffer, final long address, final Chunk c) {
         final Slab s = c == null ? null : c.slabs[c.pageOf(address)];
         if (s == null || !s.mayBeHandedOut(address, buffer.capacity(), classes)) {
             if (UnsafeApi.getLongVolatile(buffer, ADDRESS_OFFSET) == 0) {

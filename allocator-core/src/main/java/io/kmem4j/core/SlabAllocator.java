@@ -338,6 +338,23 @@ public final class SlabAllocator implements AutoCloseable {
     }
 
     /**
+     * Releases {@code buffer} when it is an explicit root buffer of this allocator, with one lookup of
+     * its chunk (a release hook that sees this allocator's blocks and foreign buffers alike, such as
+     * Netty's {@code freeDirect}). Threads: any.
+     *
+     * @param buffer any buffer, or {@code null}
+     * @return true when it was an explicit root of this allocator: its block went back now, or a
+     *         racing release took it first (counted in {@link AllocatorStats#doubleFrees()}); false for
+     *         anything else (a foreign, heap or tracked buffer, a view, {@code null}, an explicit buffer
+     *         already released), which is left unchanged
+     * @throws IllegalArgumentException {@code "not a buffer of this allocator: ..."} for a root whose
+     *         memory lies in this allocator's chunks but is no block it handed out (nothing is changed)
+     */
+    public boolean freeIfExplicit(final ByteBuffer buffer) {
+        return explicit.freeIfExplicit(buffer);
+    }
+
+    /**
      * Takes an explicit buffer's block away from the buffer for a while, without releasing it: the
      * buffer's address is cleared (with one CAS, as {@link #free(ByteBuffer)} clears it), so code that
      * must not see kmem4j's memory (a pool's {@code Unsafe.reallocateMemory}) sees address 0, while

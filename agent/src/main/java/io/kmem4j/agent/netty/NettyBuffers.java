@@ -222,12 +222,11 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
      */
     boolean release(final ByteBuffer buffer) {
         try {
-            if (buffer == null || !allocator.isExplicit(buffer)) {
-                return false;
+            if (allocator.freeIfExplicit(buffer)) {
+                releases.increment();
+                return true;
             }
-            allocator.freeOnce(buffer); // false: a racing release got it first, counted as a double free
-            releases.increment();
-            return true;
+            return false;
         } catch (final Throwable t) {
             failures.record("release of a Netty buffer " + buffer, "Netty's own release", t);
             return true; // never hand kmem4j's memory to Netty's free

@@ -10,6 +10,7 @@ import java.lang.reflect.Modifier;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiFunction;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
 
@@ -26,6 +27,10 @@ import net.bytebuddy.implementation.FieldAccessor;
 import net.bytebuddy.implementation.MethodCall;
 import net.bytebuddy.implementation.StubMethod;
 import net.bytebuddy.implementation.SuperMethodCall;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.jar.asm.Type;
 import net.bytebuddy.matcher.ElementMatchers;
 
 /**
@@ -39,6 +44,7 @@ import net.bytebuddy.matcher.ElementMatchers;
  *       protected CleanableDirectBuffer allocateDirectBuffer(int c) { the same }               // growth, 4.2 ({@link NettyGrowCleanableAdvice})
  *       protected void freeDirect(ByteBuffer b)             { kmem4j's back, else super's }    // deallocate() and growth ({@link NettyFreeAdvice})
  *   public final class &lt;P&gt;io.netty.buffer.Kmem4jCleanableBuffer implements CleanableDirectBuffer   // 4.2 only: buffer(); clean() gives the block back
+ *   public final class &lt;P&gt;io.netty.buffer.Kmem4jByteBufFactory implements BiFunction   // (allocator, block) -> toLeakAwareBuffer(new Kmem4jDirectByteBuf(...))
  * </pre>
  * Netty's own {@code deallocate()} (reference count 0) and {@code capacity(int)} run unchanged and
  * reach kmem4j through those hooks, so a buffer goes back exactly once, when Netty would free it.
@@ -62,15 +68,23 @@ final class NettyCopy {
     final String description;
     /** {@code (Object allocator, ByteBuffer block, int maxCapacity) -> Object}: the leak-aware ByteBuf; null when left alone. */
     private final MethodHandle factory;
+    /**
+     * The same for {@code maxCapacity == Integer.MAX_VALUE} (Netty's default: {@code directBuffer(n)},
+     * {@code ioBuffer(n)}), as a generated class whose {@code apply} C2 inlines with its {@code new},
+     * which the handle's call does not allow.
+     */
+    private final BiFunction<Object, Object, Object> unbounded;
 
-    private NettyCopy(final String prefix, final String description, final MethodHandle factory) {
+    private NettyCopy(final String prefix, final String description, final MethodHandle factory,
+                      final BiFunction<Object, Object, Object> unbounded) {
         this.prefix = prefix;
         this.description = description;
         this.factory = factory;
+        this.unbounded = unbounded;
     }
 
     static NettyCopy leftAlone(final String prefix, final String description) {
-        return new NettyCopy(prefix, description, null);
+        return new NettyCopy(prefix, description, null, null);
     }
 
     boolean served() {
@@ -79,7 +93,8 @@ final class NettyCopy {
 
     /** @return Netty's {@code ByteBuf} over {@code block}, through Netty's own leak detection */
     Object create(final Object allocator, final ByteBuffer block, final int maxCapacity) throws Throwable {
-        return (Object) factory.invokeExact(allocator, block, maxCapacity);
+        return maxCapacity == Integer.MAX_VALUE ? unbounded.apply(allocator, block)
+            : (Object) factory.invokeExact(allocator, block, maxCapacity);
     }
 
     /**
@@ -115,6 +130,8 @@ final class NettyCopy {
 
         final MethodHandle leakAware = lookup.findStatic(abstractAllocator, "toLeakAwareBuffer",
             MethodType.methodType(byteBuf, byteBuf));
+        final BiFunction<Object, Object, Object> unbounded = defineFactory(buffer, buf, allocatorType,
+            abstractAllocator.getDeclaredMethod("toLeakAwareBuffer", byteBuf), lookup, loader);
         final MethodHandle construct = lookup.findConstructor(buf,
             MethodType.methodType(void.class, allocatorType, ByteBuffer.class, int.class));
         final MethodHandle factory = MethodHandles.filterReturnValue(
@@ -131,7 +148,7 @@ final class NettyCopy {
         }
         final String version = version(prefix, loader, base);
         return new NettyCopy(prefix, (prefix.isEmpty() ? "io.netty" : prefix + "io.netty") + " " + version + " in "
-            + loader + ", buffers " + buf.getSimpleName() + " extends " + base.getSimpleName(), factory);
+            + loader + ", buffers " + buf.getSimpleName() + " extends " + base.getSimpleName(), factory, unbounded);
     }
 
     /**
@@ -184,6 +201,63 @@ final class NettyCopy {
                 .intercept(Advice.to(NettyGrowCleanableAdvice.class).wrap(SuperMethodCall.INSTANCE));
         }
         return load(b, lookup, name, loader);
+    }
+
+    /**
+     * {@code Kmem4jByteBufFactory implements BiFunction}, written with ASM (nine instructions):
+     * <pre>
+     *   public Object apply(Object allocator, Object block) {
+     *       return AbstractByteBufAllocator.toLeakAwareBuffer(
+     *           new Kmem4jDirectByteBuf((ByteBufAllocator) allocator, (ByteBuffer) block, Integer.MAX_VALUE));
+     *   }
+     * </pre>
+     */
+    @SuppressWarnings("unchecked")
+    private static BiFunction<Object, Object, Object> defineFactory(final String buffer, final Class<?> buf,
+                                                                   final Class<?> allocatorType,
+                                                                   final java.lang.reflect.Method leakAware,
+                                                                   final MethodHandles.Lookup lookup,
+                                                                   final ClassLoader loader)
+        throws ReflectiveOperationException {
+        final String name = buffer + "Kmem4jByteBufFactory";
+        Class<?> factory = existing(name, loader);
+        if (factory == null) {
+            final String internal = name.replace('.', '/');
+            final ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
+            cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, internal, null,
+                "java/lang/Object", new String[] {"java/util/function/BiFunction"});
+            final MethodVisitor init = cw.visitMethod(Opcodes.ACC_PUBLIC, "<init>", "()V", null, null);
+            init.visitCode();
+            init.visitVarInsn(Opcodes.ALOAD, 0);
+            init.visitMethodInsn(Opcodes.INVOKESPECIAL, "java/lang/Object", "<init>", "()V", false);
+            init.visitInsn(Opcodes.RETURN);
+            init.visitMaxs(0, 0);
+            init.visitEnd();
+            final MethodVisitor apply = cw.visitMethod(Opcodes.ACC_PUBLIC, "apply",
+                "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;", null, null);
+            apply.visitCode();
+            apply.visitTypeInsn(Opcodes.NEW, Type.getInternalName(buf));
+            apply.visitInsn(Opcodes.DUP);
+            apply.visitVarInsn(Opcodes.ALOAD, 1);
+            apply.visitTypeInsn(Opcodes.CHECKCAST, Type.getInternalName(allocatorType));
+            apply.visitVarInsn(Opcodes.ALOAD, 2);
+            apply.visitTypeInsn(Opcodes.CHECKCAST, "java/nio/ByteBuffer");
+            apply.visitLdcInsn(Integer.MAX_VALUE);
+            apply.visitMethodInsn(Opcodes.INVOKESPECIAL, Type.getInternalName(buf), "<init>",
+                "(" + Type.getDescriptor(allocatorType) + "Ljava/nio/ByteBuffer;I)V", false);
+            apply.visitMethodInsn(Opcodes.INVOKESTATIC, Type.getInternalName(leakAware.getDeclaringClass()),
+                leakAware.getName(), Type.getMethodDescriptor(leakAware), false);
+            apply.visitInsn(Opcodes.ARETURN);
+            apply.visitMaxs(0, 0);
+            apply.visitEnd();
+            cw.visitEnd();
+            try {
+                factory = lookup.defineClass(cw.toByteArray());
+            } catch (final LinkageError raced) {
+                factory = Class.forName(name, false, loader);
+            }
+        }
+        return (BiFunction<Object, Object, Object>) factory.getConstructor().newInstance();
     }
 
     private static Class<?> defineCleanable(final String buffer, final Class<?> cleanableType,
