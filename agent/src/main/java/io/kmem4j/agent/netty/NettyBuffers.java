@@ -55,35 +55,50 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
                 if (name.endsWith(NettyCopy.ABSTRACT_ALLOCATOR)) {
                     final String prefix = name.substring(0, name.length() - NettyCopy.ABSTRACT_ALLOCATOR.length());
                     if (prefix.isEmpty() || prefix.endsWith(".")) {
-                        return byAbstractClass.get(c);
+                        return announced(byAbstractClass.get(c));
                     }
                 }
             }
-            return NettyCopy.leftAlone("", type.getName() + " is no Netty allocator");
+            return NettyCopy.leftAlone("", type.getName() + " is no Netty allocator", null);
         }
     };
 
+    /**
+     * A copy's {@code AbstractByteBufAllocator} class -> the copy, kmem4j's classes defined in it. No side
+     * effect here but that definition, which is idempotent: threads that meet a copy at the same time
+     * (a gRPC client's and server's event loops) may each compute one, and the ClassValue keeps one of
+     * them; {@link #announced} logs and lists only that one.
+     */
     private final ClassValue<NettyCopy> byAbstractClass = new ClassValue<>() {
         @Override
         protected NettyCopy computeValue(final Class<?> abstractAllocator) {
             final String name = abstractAllocator.getName();
             final String prefix = name.substring(0, name.length() - NettyCopy.ABSTRACT_ALLOCATOR.length());
-            NettyCopy copy;
             try {
-                copy = NettyCopy.define(abstractAllocator, prefix, NettyBuffers.this, inst);
-                AgentLog.get(NettyBuffers.class).info("serving Netty's pooled and adaptive direct buffers of {}..{}"
-                    + " bytes: {}", minCapacity, maxCapacity, copy);
+                return NettyCopy.define(abstractAllocator, prefix, NettyBuffers.this, inst);
             } catch (final Throwable t) {
-                copiesLeftAlone.increment();
-                copy = NettyCopy.leftAlone(prefix, prefix + "io.netty in " + abstractAllocator.getClassLoader()
-                    + ": left alone (" + t + ")");
-                AgentLog.get(NettyBuffers.class).warn("Netty's buffers in {} stay Netty's own: this copy of Netty does"
-                    + " not have the members kmem4j needs ({})", abstractAllocator.getClassLoader(), t.toString());
+                final ClassLoader loader = abstractAllocator.getClassLoader();
+                return NettyCopy.leftAlone(prefix, prefix + "io.netty in " + loader + ": left alone (" + t + ")",
+                    "Netty's buffers in " + loader + " stay Netty's own: this copy of Netty does not have the members"
+                        + " kmem4j needs (" + t + ")");
             }
-            copies.add(copy.description);
-            return copy;
         }
     };
+
+    /** Logs the copy of Netty kept for a class loader and lists it in the bean, once per copy. */
+    private NettyCopy announced(final NettyCopy copy) {
+        if (copy.firstAnnouncement()) {
+            if (copy.served()) {
+                AgentLog.get(NettyBuffers.class).info("serving Netty's pooled and adaptive direct buffers of {}..{}"
+                    + " bytes: {}", minCapacity, maxCapacity, copy);
+            } else {
+                copiesLeftAlone.increment();
+                AgentLog.get(NettyBuffers.class).warn("{}", copy.warning);
+            }
+            copies.add(copy.description);
+        }
+        return copy;
+    }
 
     /** Set at agent shutdown: no more blocks for Netty (releases still come back). */
     private volatile boolean stopped;

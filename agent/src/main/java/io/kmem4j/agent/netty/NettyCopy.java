@@ -1,5 +1,7 @@
 package io.kmem4j.agent.netty;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -7,9 +9,13 @@ import java.lang.invoke.MethodType;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
+import java.net.URL;
 import java.nio.ByteBuffer;
+import java.util.Enumeration;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
 
@@ -46,7 +52,8 @@ import net.bytebuddy.matcher.ElementMatchers;
  * {@code java.base} and Netty's own types, so nothing of kmem4j is visible to Netty's loader.
  *
  * <p>A copy whose classes lack any of these members (another Netty line) is left alone: its
- * allocators keep their own bodies. Immutable once built; any thread.
+ * allocators keep their own bodies. Immutable once built (but for the flag that it was announced,
+ * {@link #firstAnnouncement}); any thread.
  */
 final class NettyCopy {
     static final String GROW_FIELD = "kmem4jGrow";
@@ -62,15 +69,24 @@ final class NettyCopy {
     final String description;
     /** {@code (Object allocator, ByteBuffer block, int maxCapacity) -> Object}: the leak-aware ByteBuf; null when left alone. */
     private final MethodHandle factory;
+    /** For the log: why a copy of Netty is left alone; null when served, or for a class of no Netty. */
+    final String warning;
+    private final AtomicBoolean announced = new AtomicBoolean();
 
-    private NettyCopy(final String prefix, final String description, final MethodHandle factory) {
+    private NettyCopy(final String prefix, final String description, final MethodHandle factory, final String warning) {
         this.prefix = prefix;
         this.description = description;
         this.factory = factory;
+        this.warning = warning;
     }
 
-    static NettyCopy leftAlone(final String prefix, final String description) {
-        return new NettyCopy(prefix, description, null);
+    static NettyCopy leftAlone(final String prefix, final String description, final String warning) {
+        return new NettyCopy(prefix, description, null, warning);
+    }
+
+    /** @return true the first time only: this copy is to be logged and listed in the bean (once). */
+    boolean firstAnnouncement() {
+        return announced.compareAndSet(false, true);
     }
 
     boolean served() {
@@ -129,11 +145,44 @@ final class NettyCopy {
                 .asType(MethodType.methodType(Object.class, ByteBuffer.class));
             setStatic(buf, GROW_CLEANABLE_FIELD, hooks.growCleanable(wrap));
         }
-        final Package p = base.getPackage();
-        final String version = p == null || p.getImplementationVersion() == null ? "version unknown"
-            : p.getImplementationVersion();
-        return new NettyCopy(prefix, (prefix.isEmpty() ? "io.netty" : prefix + "io.netty") + " " + version + " in "
-            + loader + ", buffers " + buf.getSimpleName() + " extends " + base.getSimpleName(), factory);
+        return new NettyCopy(prefix, prefix + "io.netty " + version(prefix, loader, base.getPackage()) + " in "
+            + loader + ", buffers " + buf.getSimpleName() + " extends " + base.getSimpleName(), factory, null);
+    }
+
+    /**
+     * The copy's Netty version, from the file Netty's own {@code Version} reads,
+     * {@code META-INF/io.netty.versions.properties}, under the relocated name a relocation gives it
+     * ({@code META-INF/io.grpc.netty.shaded.io.netty.versions.properties} in grpc-netty-shaded, which
+     * keeps only {@code netty-common}'s keys): {@code netty-buffer.version}, else
+     * {@code netty-common.version}. The package's {@code Implementation-Version} only for an
+     * unrelocated copy: a relocated copy's manifest is the relocating jar's (gRPC's version).
+     */
+    static String version(final String prefix, final ClassLoader loader, final Package nettyPackage) {
+        String common = null;
+        try {
+            final Enumeration<URL> files = loader == null ? null
+                : loader.getResources("META-INF/" + prefix + "io.netty.versions.properties");
+            while (files != null && files.hasMoreElements()) {
+                final Properties p = new Properties();
+                try (InputStream in = files.nextElement().openStream()) {
+                    p.load(in);
+                }
+                final String buffer = p.getProperty("netty-buffer.version");
+                if (buffer != null) {
+                    return buffer;
+                }
+                if (common == null) {
+                    common = p.getProperty("netty-common.version");
+                }
+            }
+        } catch (final IOException | RuntimeException unreadable) {
+            // the version is for the bean and the log only
+        }
+        if (common != null) {
+            return common;
+        }
+        return !prefix.isEmpty() || nettyPackage == null || nettyPackage.getImplementationVersion() == null
+            ? "version unknown" : nettyPackage.getImplementationVersion();
     }
 
     private static Class<?> defineByteBuf(final String buffer, final Class<?> base, final Class<?> allocatorType,
