@@ -23,6 +23,17 @@ public final class Artifacts {
         return existing("kmem4j.samples.jar", "../sample-apps/target/kmem4j-samples.jar", "sample-apps");
     }
 
+    /**
+     * The class path entry of the jars that maven-dependency-plugin copies to {@code target/<dir>} in
+     * pre-integration-test (it-tests/pom.xml): {@code <absolute dir>/*}.
+     */
+    public static String copiedJars(String dir) {
+        Path d = Path.of("target", dir).toAbsolutePath();
+        assertThat(Files.isDirectory(d)).as("%s (filled by maven-dependency-plugin in pre-integration-test;"
+                + " run ./mvnw -pl it-tests -am verify)", d).isTrue();
+        return d + java.io.File.separator + "*";
+    }
+
     private static Path existing(String property, String fallback, String module) {
         String configured = System.getProperty(property);
         Path jar = Path.of(configured != null && !configured.isBlank() ? configured : fallback)

@@ -37,15 +37,16 @@ class NettyAllocatorPresetIT {
     private static final Duration MBEAN_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(30);
     private static final String APP = "io.kmem4j.it.apps.NettyAllocatorApp";
-    private static final ObjectName NETTY = objectName("kmem4j:type=Netty");
+    static final ObjectName NETTY = JmxClient.objectName("kmem4j:type=Netty");
     /** The allocator of Netty's buffers, separate from the one behind allocateDirect. */
-    private static final ObjectName NETTY_ALLOCATOR = objectName("kmem4j:type=Allocator,name=netty");
-    private static final ObjectName NETTY_CACHE_1024 = objectName("kmem4j:type=SlabCache,allocator=netty,name=kmem4j-1024");
+    static final ObjectName NETTY_ALLOCATOR = JmxClient.objectName("kmem4j:type=Allocator,name=netty");
+    private static final ObjectName NETTY_CACHE_1024 =
+            JmxClient.objectName("kmem4j:type=SlabCache,allocator=netty,name=kmem4j-1024");
     /** Buffers each allocator's part drops without release (NettyAllocatorApp.DROPPED), two allocators. */
     private static final long DROPPED = 2 * 500;
     /** Buffers each part releases on another thread (NettyAllocatorApp.REMOTE_BUFFERS), two allocators. */
     private static final long REMOTE = 2 * 2000;
-    private static final String[] NETTY_COUNTERS = {
+    static final String[] NETTY_COUNTERS = {
         "Buffers", "BuffersPassed", "Grown", "Releases", "CopiesLeftAlone", "RewrittenMethods", "Failures",
     };
     private static final String[] ALLOCATOR = {
@@ -120,13 +121,21 @@ class NettyAllocatorPresetIT {
                         + ": netty=" + n + " copies=" + copies + " allocatorAfterGc=" + after);
             }
             jvm.closeStdin();
-            assertThat(jvm.waitForExit(RUN_TIMEOUT)).as("exit code of %s\n%s", jvm, jvm.describe()).isZero();
-            assertThat(jvm.stderrLines().stream().filter(l -> STACK_TRACE_LINE.matcher(l).matches())
-                    .collect(Collectors.toList())).as("exception lines on stderr of %s\n%s", jvm, jvm.describe())
-                    .isEmpty();
-            assertThat(warnings(jvm.stderrLines())).as("the JDK's warnings with the agent vs. without")
-                    .isEqualTo(warnings(plain.stderr()));
+            assertExitsCleanly(jvm, plain);
         }
+    }
+
+    /**
+     * The agent's run, its stdin closed, exits 0 in time, with no exception on stderr and the same
+     * JDK {@code WARNING:} lines as the run without the agent ({@code plain}).
+     */
+    static void assertExitsCleanly(ForkedJvm jvm, AppRun plain) {
+        assertThat(jvm.waitForExit(RUN_TIMEOUT)).as("exit code of %s\n%s", jvm, jvm.describe()).isZero();
+        assertThat(jvm.stderrLines().stream().filter(l -> STACK_TRACE_LINE.matcher(l).matches())
+                .collect(Collectors.toList())).as("exception lines on stderr of %s\n%s", jvm, jvm.describe())
+                .isEmpty();
+        assertThat(warnings(jvm.stderrLines())).as("the JDK's warnings with the agent vs. without")
+                .isEqualTo(warnings(plain.stderr()));
     }
 
     /** Every line but the served ones is the same; there the small buffer is kmem4j's and the large one Netty's. */
@@ -164,13 +173,5 @@ class NettyAllocatorPresetIT {
 
     private static List<String> warnings(List<String> stderr) {
         return stderr.stream().filter(l -> l.startsWith("WARNING:")).collect(Collectors.toList());
-    }
-
-    private static ObjectName objectName(String name) {
-        try {
-            return new ObjectName(name);
-        } catch (javax.management.MalformedObjectNameException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

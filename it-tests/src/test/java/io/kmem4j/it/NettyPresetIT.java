@@ -3,8 +3,6 @@ package io.kmem4j.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -201,9 +199,6 @@ class NettyPresetIT {
 
     /** The jars of one Netty version, copied by maven-dependency-plugin before the integration tests. */
     static String nettyJars(String version) {
-        Path dir = Path.of("target", "netty-" + version).toAbsolutePath();
-        assertThat(Files.isDirectory(dir)).as("%s (filled by maven-dependency-plugin in pre-integration-test;"
-                + " run ./mvnw -pl it-tests -am verify)", dir).isTrue();
-        return dir + java.io.File.separator + "*";
+        return Artifacts.copiedJars("netty-" + version);
     }
 }

@@ -46,8 +46,8 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
     public final LongAdder grown = new LongAdder();
     /** Blocks given back by Netty (release, or the old block of a growth). */
     public final LongAdder releases = new LongAdder();
-    /** The copies of Netty seen, one line each (two threads racing for one copy describe it once). */
-    public final java.util.Set<String> copies = new java.util.concurrent.CopyOnWriteArraySet<>();
+    /** The copies of Netty seen, one line each. */
+    public final java.util.List<String> copies = new java.util.concurrent.CopyOnWriteArrayList<>();
     public final LongAdder copiesLeftAlone = new LongAdder();
 
     /** Allocator class -> its Netty copy (one per AbstractByteBufAllocator class). */
@@ -59,40 +59,50 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
                 if (name.endsWith(NettyCopy.ABSTRACT_ALLOCATOR)) {
                     final String prefix = name.substring(0, name.length() - NettyCopy.ABSTRACT_ALLOCATOR.length());
                     if (prefix.isEmpty() || prefix.endsWith(".")) {
-                        return byAbstractClass.get(c);
+                        return announced(byAbstractClass.get(c));
                     }
                 }
             }
-            return NettyCopy.leftAlone("", type.getName() + " is no Netty allocator");
+            return NettyCopy.leftAlone("", type.getName() + " is no Netty allocator", null);
         }
     };
 
+    /**
+     * A copy's {@code AbstractByteBufAllocator} class -> the copy, kmem4j's classes defined in it. No side
+     * effect here but that definition, which is idempotent: threads that meet a copy at the same time
+     * (a gRPC client's and server's event loops) may each compute one, and the ClassValue keeps one of
+     * them; {@link #announced} logs and lists only that one.
+     */
     private final ClassValue<NettyCopy> byAbstractClass = new ClassValue<>() {
         @Override
         protected NettyCopy computeValue(final Class<?> abstractAllocator) {
             final String name = abstractAllocator.getName();
             final String prefix = name.substring(0, name.length() - NettyCopy.ABSTRACT_ALLOCATOR.length());
-            // ClassValue may compute one value on two racing threads and keep one: the classes are defined
-            // once (the second finds them), and the copy is counted and logged once, by its description
             try {
-                final NettyCopy copy = NettyCopy.define(abstractAllocator, prefix, NettyBuffers.this, inst);
-                if (copies.add(copy.description)) {
-                    AgentLog.get(NettyBuffers.class).info("serving Netty's pooled and adaptive direct buffers of {}..{}"
-                        + " bytes: {}", minCapacity, maxCapacity, copy);
-                }
-                return copy;
+                return NettyCopy.define(abstractAllocator, prefix, NettyBuffers.this, inst);
             } catch (final Throwable t) {
-                final NettyCopy copy = NettyCopy.leftAlone(prefix, prefix + "io.netty in "
-                    + abstractAllocator.getClassLoader() + ": left alone (" + t + ")");
-                if (copies.add(copy.description)) {
-                    copiesLeftAlone.increment();
-                    AgentLog.get(NettyBuffers.class).warn("Netty's buffers in {} stay Netty's own: this copy of Netty"
-                        + " does not have the members kmem4j needs ({})", abstractAllocator.getClassLoader(), t.toString());
-                }
-                return copy;
+                final ClassLoader loader = abstractAllocator.getClassLoader();
+                return NettyCopy.leftAlone(prefix, prefix + "io.netty in " + loader + ": left alone (" + t + ")",
+                    "Netty's buffers in " + loader + " stay Netty's own: this copy of Netty does not have the members"
+                        + " kmem4j needs (" + t + ")");
             }
         }
     };
+
+    /** Logs the copy of Netty kept for a class loader and lists it in the bean, once per copy. */
+    private NettyCopy announced(final NettyCopy copy) {
+        if (copy.firstAnnouncement()) {
+            if (copy.served()) {
+                AgentLog.get(NettyBuffers.class).info("serving Netty's pooled and adaptive direct buffers of {}..{}"
+                    + " bytes: {}", minCapacity, maxCapacity, copy);
+            } else {
+                copiesLeftAlone.increment();
+                AgentLog.get(NettyBuffers.class).warn("{}", copy.warning);
+            }
+            copies.add(copy.description);
+        }
+        return copy;
+    }
 
     /** Set at agent shutdown: no more blocks for Netty (releases still come back). */
     private volatile boolean stopped;

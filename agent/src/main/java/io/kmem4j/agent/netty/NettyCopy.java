@@ -1,5 +1,7 @@
 package io.kmem4j.agent.netty;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -7,9 +9,13 @@ import java.lang.invoke.MethodType;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
+import java.net.URL;
 import java.nio.ByteBuffer;
+import java.util.Enumeration;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
@@ -52,7 +58,8 @@ import net.bytebuddy.matcher.ElementMatchers;
  * {@code java.base} and Netty's own types, so nothing of kmem4j is visible to Netty's loader.
  *
  * <p>A copy whose classes lack any of these members (another Netty line) is left alone: its
- * allocators keep their own bodies. Immutable once built; any thread.
+ * allocators keep their own bodies. Immutable once built (but for the flag that it was announced,
+ * {@link #firstAnnouncement}); any thread.
  */
 final class NettyCopy {
     static final String GROW_FIELD = "kmem4jGrow";
@@ -74,17 +81,26 @@ final class NettyCopy {
      * which the handle's call does not allow.
      */
     private final BiFunction<Object, Object, Object> unbounded;
+    /** For the log: why a copy of Netty is left alone; null when served, or for a class of no Netty. */
+    final String warning;
+    private final AtomicBoolean announced = new AtomicBoolean();
 
     private NettyCopy(final String prefix, final String description, final MethodHandle factory,
-                      final BiFunction<Object, Object, Object> unbounded) {
+                      final BiFunction<Object, Object, Object> unbounded, final String warning) {
         this.prefix = prefix;
         this.description = description;
         this.factory = factory;
         this.unbounded = unbounded;
+        this.warning = warning;
     }
 
-    static NettyCopy leftAlone(final String prefix, final String description) {
-        return new NettyCopy(prefix, description, null, null);
+    static NettyCopy leftAlone(final String prefix, final String description, final String warning) {
+        return new NettyCopy(prefix, description, null, null, warning);
+    }
+
+    /** @return true the first time only: this copy is to be logged and listed in the bean (once). */
+    boolean firstAnnouncement() {
+        return announced.compareAndSet(false, true);
     }
 
     boolean served() {
@@ -146,28 +162,44 @@ final class NettyCopy {
                 .asType(MethodType.methodType(Object.class, ByteBuffer.class));
             setStatic(buf, GROW_CLEANABLE_FIELD, hooks.growCleanable(wrap));
         }
-        final String version = version(prefix, loader, base);
-        return new NettyCopy(prefix, (prefix.isEmpty() ? "io.netty" : prefix + "io.netty") + " " + version + " in "
-            + loader + ", buffers " + buf.getSimpleName() + " extends " + base.getSimpleName(), factory, unbounded);
+        return new NettyCopy(prefix, prefix + "io.netty " + version(prefix, loader, base.getPackage()) + " in "
+            + loader + ", buffers " + buf.getSimpleName() + " extends " + base.getSimpleName(), factory, unbounded, null);
     }
 
     /**
-     * @return Netty's own idea of its version ({@code Version.identify}: {@code netty-buffer}'s artifact
-     *         version, as in {@code META-INF/io.netty.versions.properties}), else the jar's manifest's
+     * The copy's Netty version, from the file Netty's own {@code Version} reads,
+     * {@code META-INF/io.netty.versions.properties}, under the relocated name a relocation gives it
+     * ({@code META-INF/io.grpc.netty.shaded.io.netty.versions.properties} in grpc-netty-shaded, which
+     * keeps only {@code netty-common}'s keys): {@code netty-buffer.version}, else
+     * {@code netty-common.version}. The package's {@code Implementation-Version} only for an
+     * unrelocated copy: a relocated copy's manifest is the relocating jar's (gRPC's version).
      */
-    private static String version(final String prefix, final ClassLoader loader, final Class<?> base) {
+    static String version(final String prefix, final ClassLoader loader, final Package nettyPackage) {
+        String common = null;
         try {
-            final Class<?> v = Class.forName(prefix + "io.netty.util.Version", true, loader);
-            final Map<?, ?> all = (Map<?, ?>) v.getMethod("identify", ClassLoader.class).invoke(null, loader);
-            final Object buffer = all.get("netty-buffer") != null ? all.get("netty-buffer") : all.get("netty-common");
-            if (buffer != null) {
-                return String.valueOf(v.getMethod("artifactVersion").invoke(buffer));
+            final Enumeration<URL> files = loader == null ? null
+                : loader.getResources("META-INF/" + prefix + "io.netty.versions.properties");
+            while (files != null && files.hasMoreElements()) {
+                final Properties p = new Properties();
+                try (InputStream in = files.nextElement().openStream()) {
+                    p.load(in);
+                }
+                final String buffer = p.getProperty("netty-buffer.version");
+                if (buffer != null) {
+                    return buffer;
+                }
+                if (common == null) {
+                    common = p.getProperty("netty-common.version");
+                }
             }
-        } catch (final ReflectiveOperationException | RuntimeException | LinkageError unknown) {
-            // the manifest's, below
+        } catch (final IOException | RuntimeException unreadable) {
+            // the version is for the bean and the log only
         }
-        final Package p = base.getPackage();
-        return p == null || p.getImplementationVersion() == null ? "version unknown" : p.getImplementationVersion();
+        if (common != null) {
+            return common;
+        }
+        return !prefix.isEmpty() || nettyPackage == null || nettyPackage.getImplementationVersion() == null
+            ? "version unknown" : nettyPackage.getImplementationVersion();
     }
 
     private static Class<?> defineByteBuf(final String buffer, final Class<?> base, final Class<?> allocatorType,
