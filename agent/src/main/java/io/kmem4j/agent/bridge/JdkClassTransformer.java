@@ -189,25 +189,10 @@ public final class JdkClassTransformer implements ClassFileTransformer {
                 unsupported = problem;
                 return null;
             }
-            final ClassReader reader = new ClassReader(classfileBuffer);
-            final ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
-            final boolean[] found = new boolean[1];
-            reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
-                @Override
-                public MethodVisitor visitMethod(final int access, final String name, final String desc,
-                                                 final String signature, final String[] exceptions) {
-                    final MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
-                    if (!name.equals(method) || !desc.equals(descriptor)) {
-                        return mv;
-                    }
-                    found[0] = true;
-                    return new Prologue(mv, initialLocals(access, desc), prologue);
-                }
-            }, ClassReader.EXPAND_FRAMES);
-            if (!found[0]) {
+            final byte[] bytes = withPrologue(classfileBuffer, internalName, method, descriptor, prologue);
+            if (bytes == null) {
                 return null; // install() reports it
             }
-            final byte[] bytes = writer.toByteArray();
             rewrote = true;
             return bytes;
         } catch (final Throwable t) {
@@ -216,8 +201,41 @@ public final class JdkClassTransformer implements ClassFileTransformer {
         }
     }
 
+    /**
+     * Puts {@code prologue} in front of the body of one method of a class file (method body only: no new
+     * members, as retransformation requires). The prologue jumps to the label it is given, or falls
+     * through, to run the body as written, with an empty operand stack.
+     *
+     * @param classfile    the class file
+     * @param internalName the class's internal name (the frame's {@code this})
+     * @param method       the method's name
+     * @param descriptor   its descriptor
+     * @param prologue     emits the prologue; the label is where the body starts
+     * @return the rewritten class file, or {@code null} when the class has no such method
+     */
+    public static byte[] withPrologue(final byte[] classfile, final String internalName, final String method,
+                                      final String descriptor,
+                                      final java.util.function.BiConsumer<MethodVisitor, Label> prologue) {
+        final ClassReader reader = new ClassReader(classfile);
+        final ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
+        final boolean[] found = new boolean[1];
+        reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
+            @Override
+            public MethodVisitor visitMethod(final int access, final String name, final String desc,
+                                             final String signature, final String[] exceptions) {
+                final MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
+                if (!name.equals(method) || !desc.equals(descriptor)) {
+                    return mv;
+                }
+                found[0] = true;
+                return new Prologue(mv, initialLocals(internalName, access, desc), prologue);
+            }
+        }, ClassReader.EXPAND_FRAMES);
+        return found[0] ? writer.toByteArray() : null;
+    }
+
     /** The frame's locals at the method's start: {@code this} (instance methods) and the parameters. */
-    private Object[] initialLocals(final int access, final String desc) {
+    public static Object[] initialLocals(final String internalName, final int access, final String desc) {
         final java.util.List<Object> locals = new java.util.ArrayList<>();
         if ((access & Opcodes.ACC_STATIC) == 0) {
             locals.add(internalName);

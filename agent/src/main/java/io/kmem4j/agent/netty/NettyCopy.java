@@ -20,38 +20,15 @@ import java.util.function.BiFunction;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
 
-import net.bytebuddy.ByteBuddy;
-import net.bytebuddy.asm.Advice;
-import net.bytebuddy.description.modifier.FieldManifestation;
-import net.bytebuddy.description.modifier.Ownership;
-import net.bytebuddy.description.modifier.TypeManifestation;
-import net.bytebuddy.description.modifier.Visibility;
-import net.bytebuddy.dynamic.DynamicType;
-import net.bytebuddy.dynamic.loading.ClassLoadingStrategy;
-import net.bytebuddy.dynamic.scaffold.subclass.ConstructorStrategy;
-import net.bytebuddy.implementation.FieldAccessor;
-import net.bytebuddy.implementation.MethodCall;
-import net.bytebuddy.implementation.StubMethod;
-import net.bytebuddy.implementation.SuperMethodCall;
-import net.bytebuddy.jar.asm.ClassWriter;
-import net.bytebuddy.jar.asm.MethodVisitor;
-import net.bytebuddy.jar.asm.Opcodes;
-import net.bytebuddy.jar.asm.Type;
-import net.bytebuddy.matcher.ElementMatchers;
 
 /**
  * One copy of Netty's buffer package in one class loader ({@code io.netty.buffer}, or a relocated one
  * such as gRPC's {@code io.grpc.netty.shaded.io.netty.buffer}), with the classes kmem4j defines into it
  * the first time one of its allocators asks for a direct buffer:
- * <pre>
- *   public final class &lt;P&gt;io.netty.buffer.Kmem4jDirectByteBuf extends UnpooledUnsafeDirectByteBuf  // or UnpooledDirectByteBuf without Unsafe
- *       public Kmem4jDirectByteBuf(ByteBufAllocator a, ByteBuffer block, int max) { super(a, block, max, true[, false]); setIndex(0, 0); }
- *       protected ByteBuffer allocateDirect(int c)          { kmem4j's block, else super's }   // growth, 4.1 ({@link NettyGrowAdvice})
- *       protected CleanableDirectBuffer allocateDirectBuffer(int c) { the same }               // growth, 4.2 ({@link NettyGrowCleanableAdvice})
- *       protected void freeDirect(ByteBuffer b)             { kmem4j's back, else super's }    // deallocate() and growth ({@link NettyFreeAdvice})
- *   public final class &lt;P&gt;io.netty.buffer.Kmem4jCleanableBuffer implements CleanableDirectBuffer   // 4.2 only: buffer(); clean() gives the block back
- *   public final class &lt;P&gt;io.netty.buffer.Kmem4jByteBufFactory implements BiFunction   // (allocator, block) -> toLeakAwareBuffer(new Kmem4jDirectByteBuf(...))
- * </pre>
+ * {@code Kmem4jDirectByteBuf}, a subclass of Netty's own unpooled direct buffer whose
+ * {@code freeDirect}, {@code allocateDirect} (4.1 growth) and {@code allocateDirectBuffer} (4.2 growth)
+ * give blocks back and take new ones, 4.2's {@code Kmem4jCleanableBuffer} for a block served on growth,
+ * and {@code Kmem4jByteBufFactory} ({@link NettyClasses} shows all three).
  * Netty's own {@code deallocate()} (reference count 0) and {@code capacity(int)} run unchanged and
  * reach kmem4j through those hooks, so a buffer goes back exactly once, when Netty would free it.
  * The subclass's hooks read static fields set right after it is defined; they reference only
@@ -140,14 +117,19 @@ final class NettyCopy {
         openToKmem4j(base, inst);
         final MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(base, MethodHandles.lookup());
 
-        final Class<?> cleanable = cleanableType == null ? null : defineCleanable(buffer, cleanableType, lookup, loader);
-        final Class<?> buf = defineByteBuf(buffer, base, allocatorType, superConstructor, unsafe, cleanableType, lookup,
-            loader);
+        final String pkg = buffer.replace('.', '/');
+        final Class<?> cleanable = cleanableType == null ? null
+            : define(lookup, loader, buffer + NettyClasses.CLEANABLE, () -> NettyClasses.cleanable(pkg, cleanableType));
+        final Class<?> buf = define(lookup, loader, buffer + NettyClasses.BYTE_BUF,
+            () -> NettyClasses.byteBuf(pkg, base, unsafe, allocatorType, cleanableType));
 
         final MethodHandle leakAware = lookup.findStatic(abstractAllocator, "toLeakAwareBuffer",
             MethodType.methodType(byteBuf, byteBuf));
-        final BiFunction<Object, Object, Object> unbounded = defineFactory(buffer, buf, allocatorType,
-            abstractAllocator.getDeclaredMethod("toLeakAwareBuffer", byteBuf), lookup, loader);
+        final java.lang.reflect.Method leakAwareMethod = abstractAllocator.getDeclaredMethod("toLeakAwareBuffer", byteBuf);
+        @SuppressWarnings("unchecked")
+        final BiFunction<Object, Object, Object> unbounded = (BiFunction<Object, Object, Object>) define(lookup, loader,
+            buffer + NettyClasses.FACTORY, () -> NettyClasses.factory(pkg, allocatorType, leakAwareMethod))
+            .getConstructor().newInstance();
         final MethodHandle construct = lookup.findConstructor(buf,
             MethodType.methodType(void.class, allocatorType, ByteBuffer.class, int.class));
         final MethodHandle factory = MethodHandles.filterReturnValue(
@@ -202,126 +184,19 @@ final class NettyCopy {
             ? "version unknown" : nettyPackage.getImplementationVersion();
     }
 
-    private static Class<?> defineByteBuf(final String buffer, final Class<?> base, final Class<?> allocatorType,
-                                          final Constructor<?> superConstructor, final boolean unsafe,
-                                          final Class<?> cleanableType, final MethodHandles.Lookup lookup,
-                                          final ClassLoader loader) throws ReflectiveOperationException {
-        final String name = buffer + "Kmem4jDirectByteBuf";
-        final Class<?> existing = existing(name, loader);
-        if (existing != null) {
-            return existing;
-        }
-        final MethodCall toSuper = unsafe
-            ? MethodCall.invoke(superConstructor).withArgument(0, 1, 2).with(true)
-            : MethodCall.invoke(superConstructor).withArgument(0, 1, 2).with(true, false);
-        DynamicType.Builder<?> b = new ByteBuddy()
-            .subclass(base, ConstructorStrategy.Default.NO_CONSTRUCTORS)
-            .name(name)
-            .modifiers(Visibility.PUBLIC, TypeManifestation.FINAL)
-            .defineField(GROW_FIELD, IntFunction.class, Visibility.PUBLIC, Ownership.STATIC, FieldManifestation.VOLATILE)
-            .defineField(RELEASE_FIELD, Predicate.class, Visibility.PUBLIC, Ownership.STATIC, FieldManifestation.VOLATILE)
-            .defineConstructor(Visibility.PUBLIC).withParameters(allocatorType, ByteBuffer.class, int.class)
-            .intercept(toSuper.andThen(MethodCall.invoke(base.getMethod("setIndex", int.class, int.class)).with(0, 0)))
-            .method(ElementMatchers.named("allocateDirect").and(ElementMatchers.takesArguments(int.class)))
-            .intercept(Advice.to(NettyGrowAdvice.class).wrap(SuperMethodCall.INSTANCE))
-            .method(ElementMatchers.named("freeDirect").and(ElementMatchers.takesArguments(ByteBuffer.class)))
-            .intercept(Advice.to(NettyFreeAdvice.class).wrap(SuperMethodCall.INSTANCE));
-        if (cleanableType != null) {
-            b = b.defineField(GROW_CLEANABLE_FIELD, IntFunction.class, Visibility.PUBLIC, Ownership.STATIC,
-                    FieldManifestation.VOLATILE)
-                .method(ElementMatchers.named("allocateDirectBuffer").and(ElementMatchers.takesArguments(int.class)))
-                .intercept(Advice.to(NettyGrowCleanableAdvice.class).wrap(SuperMethodCall.INSTANCE));
-        }
-        return load(b, lookup, name, loader);
-    }
-
     /**
-     * {@code Kmem4jByteBufFactory implements BiFunction}, written with ASM (nine instructions):
-     * <pre>
-     *   public Object apply(Object allocator, Object block) {
-     *       return AbstractByteBufAllocator.toLeakAwareBuffer(
-     *           new Kmem4jDirectByteBuf((ByteBufAllocator) allocator, (ByteBuffer) block, Integer.MAX_VALUE));
-     *   }
-     * </pre>
+     * Defines a class of {@link NettyClasses} in Netty's package; one of that name defined already (a
+     * racing thread, or a second agent) is reused.
      */
-    @SuppressWarnings("unchecked")
-    private static BiFunction<Object, Object, Object> defineFactory(final String buffer, final Class<?> buf,
-                                                                   final Class<?> allocatorType,
-                                                                   final java.lang.reflect.Method leakAware,
-                                                                   final MethodHandles.Lookup lookup,
-                                                                   final ClassLoader loader)
-        throws ReflectiveOperationException {
-        final String name = buffer + "Kmem4jByteBufFactory";
-        Class<?> factory = existing(name, loader);
-        if (factory == null) {
-            final String internal = name.replace('.', '/');
-            final ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
-            cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, internal, null,
-                "java/lang/Object", new String[] {"java/util/function/BiFunction"});
-            final MethodVisitor init = cw.visitMethod(Opcodes.ACC_PUBLIC, "<init>", "()V", null, null);
-            init.visitCode();
-            init.visitVarInsn(Opcodes.ALOAD, 0);
-            init.visitMethodInsn(Opcodes.INVOKESPECIAL, "java/lang/Object", "<init>", "()V", false);
-            init.visitInsn(Opcodes.RETURN);
-            init.visitMaxs(0, 0);
-            init.visitEnd();
-            final MethodVisitor apply = cw.visitMethod(Opcodes.ACC_PUBLIC, "apply",
-                "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;", null, null);
-            apply.visitCode();
-            apply.visitTypeInsn(Opcodes.NEW, Type.getInternalName(buf));
-            apply.visitInsn(Opcodes.DUP);
-            apply.visitVarInsn(Opcodes.ALOAD, 1);
-            apply.visitTypeInsn(Opcodes.CHECKCAST, Type.getInternalName(allocatorType));
-            apply.visitVarInsn(Opcodes.ALOAD, 2);
-            apply.visitTypeInsn(Opcodes.CHECKCAST, "java/nio/ByteBuffer");
-            apply.visitLdcInsn(Integer.MAX_VALUE);
-            apply.visitMethodInsn(Opcodes.INVOKESPECIAL, Type.getInternalName(buf), "<init>",
-                "(" + Type.getDescriptor(allocatorType) + "Ljava/nio/ByteBuffer;I)V", false);
-            apply.visitMethodInsn(Opcodes.INVOKESTATIC, Type.getInternalName(leakAware.getDeclaringClass()),
-                leakAware.getName(), Type.getMethodDescriptor(leakAware), false);
-            apply.visitInsn(Opcodes.ARETURN);
-            apply.visitMaxs(0, 0);
-            apply.visitEnd();
-            cw.visitEnd();
-            try {
-                factory = lookup.defineClass(cw.toByteArray());
-            } catch (final LinkageError raced) {
-                factory = Class.forName(name, false, loader);
-            }
-        }
-        return (BiFunction<Object, Object, Object>) factory.getConstructor().newInstance();
-    }
-
-    private static Class<?> defineCleanable(final String buffer, final Class<?> cleanableType,
-                                            final MethodHandles.Lookup lookup, final ClassLoader loader)
-        throws ReflectiveOperationException {
-        final String name = buffer + "Kmem4jCleanableBuffer";
+    private static Class<?> define(final MethodHandles.Lookup lookup, final ClassLoader loader, final String name,
+                                   final java.util.function.Supplier<byte[]> classFile) throws ClassNotFoundException,
+        IllegalAccessException {
         final Class<?> existing = existing(name, loader);
         if (existing != null) {
             return existing;
         }
-        final DynamicType.Builder<?> b = new ByteBuddy()
-            .subclass(Object.class, ConstructorStrategy.Default.NO_CONSTRUCTORS)
-            .implement(cleanableType)
-            .name(name)
-            .modifiers(Visibility.PUBLIC, TypeManifestation.FINAL)
-            .defineField(RELEASE_FIELD, Predicate.class, Visibility.PUBLIC, Ownership.STATIC, FieldManifestation.VOLATILE)
-            .defineField(BUFFER_FIELD, ByteBuffer.class, Visibility.PRIVATE, FieldManifestation.FINAL)
-            .defineConstructor(Visibility.PUBLIC).withParameters(ByteBuffer.class)
-            .intercept(MethodCall.invoke(Object.class.getConstructor())
-                .andThen(FieldAccessor.ofField(BUFFER_FIELD).setsArgumentAt(0)))
-            .method(ElementMatchers.named("buffer").and(ElementMatchers.takesArguments(0)))
-            .intercept(FieldAccessor.ofField(BUFFER_FIELD))
-            .method(ElementMatchers.named("clean").and(ElementMatchers.takesArguments(0)))
-            .intercept(Advice.to(NettyCleanAdvice.class).wrap(StubMethod.INSTANCE));
-        return load(b, lookup, name, loader);
-    }
-
-    /** Defines the class in Netty's package; a class of that name defined already (a second agent) is reused. */
-    private static Class<?> load(final DynamicType.Builder<?> b, final MethodHandles.Lookup lookup, final String name,
-                                 final ClassLoader loader) throws ClassNotFoundException {
         try {
-            return b.make().load(loader, ClassLoadingStrategy.UsingLookup.of(lookup)).getLoaded();
+            return lookup.defineClass(classFile.get());
         } catch (final LinkageError raced) {
             return Class.forName(name, false, loader);
         }

@@ -7,21 +7,20 @@ import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 import io.kmem4j.agent.bridge.BridgeField;
+import io.kmem4j.agent.bridge.JdkClassTransformer;
 import io.kmem4j.agent.log.AgentLog;
 import io.kmem4j.agent.pool.PoolTransformer;
-import net.bytebuddy.ByteBuddy;
-import net.bytebuddy.asm.Advice;
-import net.bytebuddy.description.type.TypeDescription;
-import net.bytebuddy.dynamic.ClassFileLocator;
-import net.bytebuddy.implementation.Implementation;
-import net.bytebuddy.matcher.ElementMatchers;
-import net.bytebuddy.pool.TypePool;
+import net.bytebuddy.jar.asm.Label;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
 
 /**
  * {@code presets=netty-allocator}: rewrites {@code newDirectBuffer(int, int)} of Netty's
  * {@code PooledByteBufAllocator} and {@code AdaptiveByteBufAllocator} (4.1 and 4.2, and relocated copies
- * such as gRPC's {@code io.grpc.netty.shaded.io.netty.buffer}) with {@link NettyAllocateAdvice}, when
- * they load and, at install, by retransformation of those already loaded. The advice changes no
+ * such as gRPC's {@code io.grpc.netty.shaded.io.netty.buffer}) with a prologue ({@link #prologue}; the
+ * ASM inside ByteBuddy, as {@link JdkClassTransformer}: ByteBuddy's own type machinery cost some
+ * 0.25 s of the first Netty class load), when
+ * they load and, at install, by retransformation of those already loaded. The prologue changes no
  * field, signature or modifier, so a retransformation is allowed. {@code UnpooledByteBufAllocator}
  * is left as written: its users may rely on GC to free buffers they never release, which explicit
  * blocks would leak (its buffers reach kmem4j's tracked flavour through {@code allocateDirect}).
@@ -32,6 +31,8 @@ import net.bytebuddy.pool.TypePool;
 public final class NettyTransformer implements ClassFileTransformer {
     static final List<String> ALLOCATORS = List.of("io/netty/buffer/PooledByteBufAllocator",
         "io/netty/buffer/AdaptiveByteBufAllocator");
+
+    private static final String METHOD = "newDirectBuffer";
 
     private final BridgeField hook;
     public final LongAdder rewrittenMethods = new LongAdder();
@@ -66,25 +67,16 @@ public final class NettyTransformer implements ClassFileTransformer {
             return null;
         }
         try {
-            final String name = className.replace('/', '.');
-            final TypePool types = new TypePool.Default(new TypePool.CacheProvider.Simple(),
-                new ClassFileLocator.Compound(ClassFileLocator.Simple.of(name, classfileBuffer),
-                    ClassFileLocator.ForClassLoader.of(loader)), TypePool.Default.ReaderMode.FAST);
-            final TypeDescription type = types.describe(name).resolve();
             final String byteBuf = className.substring(0, className.lastIndexOf('/') + 1) + "ByteBuf";
             final String descriptor = "(II)L" + byteBuf + ";";
-            if (type.getDeclaredMethods().filter(ElementMatchers.named("newDirectBuffer")
-                .and(ElementMatchers.hasDescriptor(descriptor))).isEmpty()) {
-                AgentLog.get(NettyTransformer.class).debug("{} has no newDirectBuffer{}; left as written", name,
-                    descriptor);
+            final Object[] locals = JdkClassTransformer.initialLocals(className, 0, descriptor);
+            final byte[] bytes = JdkClassTransformer.withPrologue(classfileBuffer, className, METHOD, descriptor,
+                (mv, body) -> prologue(mv, byteBuf, locals));
+            if (bytes == null) {
+                AgentLog.get(NettyTransformer.class).debug("{} has no {}{}; left as written", className.replace('/', '.'),
+                    METHOD, descriptor);
                 return null;
             }
-            final byte[] bytes = new ByteBuddy()
-                .with(Implementation.Context.Disabled.Factory.INSTANCE)
-                .decorate(type, ClassFileLocator.Simple.of(name, classfileBuffer))
-                .visit(Advice.withCustomMapping().bind(NettyHook.class, hook.field()).to(NettyAllocateAdvice.class)
-                    .on(ElementMatchers.named("newDirectBuffer").and(ElementMatchers.hasDescriptor(descriptor))))
-                .make().getBytes();
             rewrittenMethods.increment();
             return bytes;
         } catch (final Throwable t) {
@@ -97,5 +89,45 @@ public final class NettyTransformer implements ClassFileTransformer {
             }
             return null;
         }
+    }
+
+    /**
+     * The prologue of {@code newDirectBuffer(int initialCapacity, int maxCapacity)}; it falls through to
+     * Netty's body when the hook or its answer is null:
+     * <pre>
+     *   BiFunction h = Kmem4jBridge.nettyBuffer;
+     *   if (h != null) {
+     *       Object b = h.apply(this, Long.valueOf((long) maxCapacity &lt;&lt; 32 | (initialCapacity &amp; 0xFFFFFFFFL)));
+     *       if (b != null) return (ByteBuf) b;
+     *   }
+     * </pre>
+     * Both capacities travel as one {@code long}, whose box C2 removes once the hook's call is inlined.
+     */
+    private void prologue(final MethodVisitor mv, final String byteBuf, final Object[] locals) {
+        final Label none = new Label();
+        mv.visitFieldInsn(Opcodes.GETSTATIC, hook.field().getDeclaringClass().getName().replace('.', '/'),
+            hook.field().getName(), "Ljava/util/function/BiFunction;");
+        mv.visitInsn(Opcodes.DUP);
+        mv.visitJumpInsn(Opcodes.IFNULL, none);
+        mv.visitVarInsn(Opcodes.ALOAD, 0);
+        mv.visitVarInsn(Opcodes.ILOAD, 2);
+        mv.visitInsn(Opcodes.I2L);
+        mv.visitIntInsn(Opcodes.BIPUSH, 32);
+        mv.visitInsn(Opcodes.LSHL);
+        mv.visitVarInsn(Opcodes.ILOAD, 1);
+        mv.visitInsn(Opcodes.I2L);
+        mv.visitLdcInsn(0xFFFF_FFFFL);
+        mv.visitInsn(Opcodes.LAND);
+        mv.visitInsn(Opcodes.LOR);
+        mv.visitMethodInsn(Opcodes.INVOKESTATIC, "java/lang/Long", "valueOf", "(J)Ljava/lang/Long;", false);
+        mv.visitMethodInsn(Opcodes.INVOKEINTERFACE, "java/util/function/BiFunction", "apply",
+            "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;", true);
+        mv.visitInsn(Opcodes.DUP);
+        mv.visitJumpInsn(Opcodes.IFNULL, none);
+        mv.visitTypeInsn(Opcodes.CHECKCAST, byteBuf);
+        mv.visitInsn(Opcodes.ARETURN);
+        mv.visitLabel(none); // the hook or its answer, null
+        mv.visitFrame(Opcodes.F_NEW, locals.length, locals, 1, new Object[] {"java/lang/Object"});
+        mv.visitInsn(Opcodes.POP);
     }
 }

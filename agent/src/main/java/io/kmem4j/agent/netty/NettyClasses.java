@@ -1,0 +1,240 @@
+package io.kmem4j.agent.netty;
+
+import java.lang.reflect.Method;
+
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.FieldVisitor;
+import net.bytebuddy.jar.asm.Label;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.jar.asm.Type;
+
+/**
+ * The class files kmem4j defines into a copy of Netty's buffer package ({@link NettyCopy}), written
+ * with the ASM inside ByteBuddy (ByteBuddy's own subclass machinery cost some 0.15 s at the first
+ * Netty buffer). Each hook reads a static field of its class, set right after the class is defined,
+ * and runs Netty's own code when the field or its answer is {@code null}:
+ * <pre>
+ *   public final class Kmem4jDirectByteBuf extends UnpooledUnsafeDirectByteBuf   // or UnpooledDirectByteBuf
+ *       public static volatile IntFunction kmem4jGrow, kmem4jGrowCleanable;  public static volatile Predicate kmem4jRelease;
+ *       public Kmem4jDirectByteBuf(ByteBufAllocator a, ByteBuffer block, int max) { super(a, block, max, true[, false]); setIndex(0, 0); }
+ *       protected ByteBuffer allocateDirect(int c) {                  // growth, 4.1
+ *           IntFunction f = kmem4jGrow; Object b; if (f != null &amp;&amp; (b = f.apply(c)) != null) return (ByteBuffer) b;
+ *           return super.allocateDirect(c); }
+ *       protected CleanableDirectBuffer allocateDirectBuffer(int c) { the same with kmem4jGrowCleanable }   // growth, 4.2
+ *       protected void freeDirect(ByteBuffer b) {                     // deallocate(), and the old buffer of a growth
+ *           Predicate p = kmem4jRelease; if (p != null &amp;&amp; p.test(b)) return; super.freeDirect(b); }
+ *   public final class Kmem4jCleanableBuffer implements CleanableDirectBuffer      // 4.2: a block served on growth
+ *       public static volatile Predicate kmem4jRelease;  private final ByteBuffer kmem4jBuffer;
+ *       public ByteBuffer buffer() { return kmem4jBuffer; }
+ *       public void clean() { Predicate p = kmem4jRelease; if (p != null) p.test(kmem4jBuffer); }
+ *   public final class Kmem4jByteBufFactory implements BiFunction
+ *       public Object apply(Object a, Object block) {
+ *           return AbstractByteBufAllocator.toLeakAwareBuffer(new Kmem4jDirectByteBuf((ByteBufAllocator) a, (ByteBuffer) block, Integer.MAX_VALUE)); }
+ * </pre>
+ * They reference only {@code java.base} and Netty's own types. Stateless; any thread.
+ */
+final class NettyClasses {
+    static final String BYTE_BUF = "Kmem4jDirectByteBuf";
+    static final String CLEANABLE = "Kmem4jCleanableBuffer";
+    static final String FACTORY = "Kmem4jByteBufFactory";
+    private static final String BYTE_BUFFER = "java/nio/ByteBuffer";
+    private static final String INT_FUNCTION = "java/util/function/IntFunction";
+    private static final String PREDICATE = "java/util/function/Predicate";
+    private static final String OBJECT = "java/lang/Object";
+    private static final int PSV = Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC | Opcodes.ACC_VOLATILE;
+
+    private NettyClasses() {
+    }
+
+    /**
+     * @param pkg        the copy's buffer package, internal form with the trailing slash ({@code io/netty/buffer/})
+     * @param base       Netty's {@code UnpooledUnsafeDirectByteBuf} or {@code UnpooledDirectByteBuf}
+     * @param unsafe     which of the two: its constructor takes {@code (alloc, buffer, max, doFree)}, the
+     *                   other's {@code (alloc, buffer, max, doFree, slice)}
+     * @param allocator  Netty's {@code ByteBufAllocator}
+     * @param cleanable  Netty 4.2's {@code CleanableDirectBuffer}, or {@code null} (4.1)
+     */
+    static byte[] byteBuf(final String pkg, final Class<?> base, final boolean unsafe, final Class<?> allocator,
+                          final Class<?> cleanable) {
+        final String self = pkg + BYTE_BUF;
+        final String sup = Type.getInternalName(base);
+        final ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
+        cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, self, null, sup, null);
+        field(cw, NettyCopy.GROW_FIELD, INT_FUNCTION);
+        field(cw, NettyCopy.RELEASE_FIELD, PREDICATE);
+        final String allocatorDesc = Type.getDescriptor(allocator);
+
+        final MethodVisitor init = cw.visitMethod(Opcodes.ACC_PUBLIC, "<init>",
+            "(" + allocatorDesc + "L" + BYTE_BUFFER + ";I)V", null, null);
+        init.visitCode();
+        init.visitVarInsn(Opcodes.ALOAD, 0);
+        init.visitVarInsn(Opcodes.ALOAD, 1);
+        init.visitVarInsn(Opcodes.ALOAD, 2);
+        init.visitVarInsn(Opcodes.ILOAD, 3);
+        init.visitInsn(Opcodes.ICONST_1); // doFree: deallocate() frees it, through freeDirect
+        if (!unsafe) {
+            init.visitInsn(Opcodes.ICONST_0); // slice: no
+        }
+        init.visitMethodInsn(Opcodes.INVOKESPECIAL, sup, "<init>",
+            "(" + allocatorDesc + "L" + BYTE_BUFFER + ";IZ" + (unsafe ? "" : "Z") + ")V", false);
+        init.visitVarInsn(Opcodes.ALOAD, 0);
+        init.visitInsn(Opcodes.ICONST_0);
+        init.visitInsn(Opcodes.ICONST_0);
+        init.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "setIndex", "(II)L" + pkg + "ByteBuf;", false);
+        init.visitInsn(Opcodes.POP);
+        init.visitInsn(Opcodes.RETURN);
+        init.visitMaxs(0, 0);
+        init.visitEnd();
+
+        grow(cw, self, sup, "allocateDirect", NettyCopy.GROW_FIELD, BYTE_BUFFER);
+        if (cleanable != null) {
+            field(cw, NettyCopy.GROW_CLEANABLE_FIELD, INT_FUNCTION);
+            grow(cw, self, sup, "allocateDirectBuffer", NettyCopy.GROW_CLEANABLE_FIELD, Type.getInternalName(cleanable));
+        }
+
+        final MethodVisitor free = cw.visitMethod(Opcodes.ACC_PROTECTED, "freeDirect", "(L" + BYTE_BUFFER + ";)V",
+            null, null);
+        free.visitCode();
+        final Label none = new Label();
+        final Label own = new Label();
+        free.visitFieldInsn(Opcodes.GETSTATIC, self, NettyCopy.RELEASE_FIELD, "L" + PREDICATE + ";");
+        free.visitInsn(Opcodes.DUP);
+        free.visitJumpInsn(Opcodes.IFNULL, none);
+        free.visitVarInsn(Opcodes.ALOAD, 1);
+        free.visitMethodInsn(Opcodes.INVOKEINTERFACE, PREDICATE, "test", "(L" + OBJECT + ";)Z", true);
+        free.visitJumpInsn(Opcodes.IFEQ, own);
+        free.visitInsn(Opcodes.RETURN);
+        final Object[] locals = {self, BYTE_BUFFER};
+        free.visitLabel(none);
+        free.visitFrame(Opcodes.F_NEW, 2, locals, 1, new Object[] {OBJECT});
+        free.visitInsn(Opcodes.POP);
+        free.visitLabel(own); // not kmem4j's block: Netty's own free
+        free.visitFrame(Opcodes.F_NEW, 2, locals, 0, new Object[0]);
+        free.visitVarInsn(Opcodes.ALOAD, 0);
+        free.visitVarInsn(Opcodes.ALOAD, 1);
+        free.visitMethodInsn(Opcodes.INVOKESPECIAL, sup, "freeDirect", "(L" + BYTE_BUFFER + ";)V", false);
+        free.visitInsn(Opcodes.RETURN);
+        free.visitMaxs(0, 0);
+        free.visitEnd();
+        cw.visitEnd();
+        return cw.toByteArray();
+    }
+
+    /** {@code protected R name(int c)}: what the {@code IntFunction} in {@code field} answers, else {@code super.name(c)}. */
+    private static void grow(final ClassWriter cw, final String self, final String sup, final String name,
+                             final String field, final String returns) {
+        final String desc = "(I)L" + returns + ";";
+        final MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PROTECTED, name, desc, null, null);
+        mv.visitCode();
+        final Label none = new Label();
+        mv.visitFieldInsn(Opcodes.GETSTATIC, self, field, "L" + INT_FUNCTION + ";");
+        mv.visitInsn(Opcodes.DUP);
+        mv.visitJumpInsn(Opcodes.IFNULL, none);
+        mv.visitVarInsn(Opcodes.ILOAD, 1);
+        mv.visitMethodInsn(Opcodes.INVOKEINTERFACE, INT_FUNCTION, "apply", "(I)L" + OBJECT + ";", true);
+        mv.visitInsn(Opcodes.DUP);
+        mv.visitJumpInsn(Opcodes.IFNULL, none);
+        mv.visitTypeInsn(Opcodes.CHECKCAST, returns);
+        mv.visitInsn(Opcodes.ARETURN);
+        mv.visitLabel(none); // the function or its answer, null: Netty's own
+        mv.visitFrame(Opcodes.F_NEW, 2, new Object[] {self, Opcodes.INTEGER}, 1, new Object[] {OBJECT});
+        mv.visitInsn(Opcodes.POP);
+        mv.visitVarInsn(Opcodes.ALOAD, 0);
+        mv.visitVarInsn(Opcodes.ILOAD, 1);
+        mv.visitMethodInsn(Opcodes.INVOKESPECIAL, sup, name, desc, false);
+        mv.visitInsn(Opcodes.ARETURN);
+        mv.visitMaxs(0, 0);
+        mv.visitEnd();
+    }
+
+    /** Netty 4.2's {@code CleanableDirectBuffer} over a block served on growth. */
+    static byte[] cleanable(final String pkg, final Class<?> cleanable) {
+        final String self = pkg + CLEANABLE;
+        final ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
+        cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, self, null, OBJECT,
+            new String[] {Type.getInternalName(cleanable)});
+        field(cw, NettyCopy.RELEASE_FIELD, PREDICATE);
+        cw.visitField(Opcodes.ACC_PRIVATE | Opcodes.ACC_FINAL, NettyCopy.BUFFER_FIELD, "L" + BYTE_BUFFER + ";", null, null)
+            .visitEnd();
+
+        final MethodVisitor init = cw.visitMethod(Opcodes.ACC_PUBLIC, "<init>", "(L" + BYTE_BUFFER + ";)V", null, null);
+        init.visitCode();
+        init.visitVarInsn(Opcodes.ALOAD, 0);
+        init.visitMethodInsn(Opcodes.INVOKESPECIAL, OBJECT, "<init>", "()V", false);
+        init.visitVarInsn(Opcodes.ALOAD, 0);
+        init.visitVarInsn(Opcodes.ALOAD, 1);
+        init.visitFieldInsn(Opcodes.PUTFIELD, self, NettyCopy.BUFFER_FIELD, "L" + BYTE_BUFFER + ";");
+        init.visitInsn(Opcodes.RETURN);
+        init.visitMaxs(0, 0);
+        init.visitEnd();
+
+        final MethodVisitor buffer = cw.visitMethod(Opcodes.ACC_PUBLIC, "buffer", "()L" + BYTE_BUFFER + ";", null, null);
+        buffer.visitCode();
+        buffer.visitVarInsn(Opcodes.ALOAD, 0);
+        buffer.visitFieldInsn(Opcodes.GETFIELD, self, NettyCopy.BUFFER_FIELD, "L" + BYTE_BUFFER + ";");
+        buffer.visitInsn(Opcodes.ARETURN);
+        buffer.visitMaxs(0, 0);
+        buffer.visitEnd();
+
+        final MethodVisitor clean = cw.visitMethod(Opcodes.ACC_PUBLIC, "clean", "()V", null, null);
+        clean.visitCode();
+        final Label none = new Label();
+        clean.visitFieldInsn(Opcodes.GETSTATIC, self, NettyCopy.RELEASE_FIELD, "L" + PREDICATE + ";");
+        clean.visitInsn(Opcodes.DUP);
+        clean.visitJumpInsn(Opcodes.IFNULL, none);
+        clean.visitVarInsn(Opcodes.ALOAD, 0);
+        clean.visitFieldInsn(Opcodes.GETFIELD, self, NettyCopy.BUFFER_FIELD, "L" + BYTE_BUFFER + ";");
+        clean.visitMethodInsn(Opcodes.INVOKEINTERFACE, PREDICATE, "test", "(L" + OBJECT + ";)Z", true);
+        clean.visitInsn(Opcodes.POP);
+        clean.visitInsn(Opcodes.RETURN);
+        clean.visitLabel(none);
+        clean.visitFrame(Opcodes.F_NEW, 1, new Object[] {self}, 1, new Object[] {OBJECT});
+        clean.visitInsn(Opcodes.POP);
+        clean.visitInsn(Opcodes.RETURN);
+        clean.visitMaxs(0, 0);
+        clean.visitEnd();
+        cw.visitEnd();
+        return cw.toByteArray();
+    }
+
+    /** The factory for Netty's default max capacity (a {@code BiFunction}; see the class comment). */
+    static byte[] factory(final String pkg, final Class<?> allocator, final Method leakAware) {
+        final String self = pkg + FACTORY;
+        final String buf = pkg + BYTE_BUF;
+        final ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
+        cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, self, null, OBJECT,
+            new String[] {"java/util/function/BiFunction"});
+        final MethodVisitor init = cw.visitMethod(Opcodes.ACC_PUBLIC, "<init>", "()V", null, null);
+        init.visitCode();
+        init.visitVarInsn(Opcodes.ALOAD, 0);
+        init.visitMethodInsn(Opcodes.INVOKESPECIAL, OBJECT, "<init>", "()V", false);
+        init.visitInsn(Opcodes.RETURN);
+        init.visitMaxs(0, 0);
+        init.visitEnd();
+        final MethodVisitor apply = cw.visitMethod(Opcodes.ACC_PUBLIC, "apply",
+            "(L" + OBJECT + ";L" + OBJECT + ";)L" + OBJECT + ";", null, null);
+        apply.visitCode();
+        apply.visitTypeInsn(Opcodes.NEW, buf);
+        apply.visitInsn(Opcodes.DUP);
+        apply.visitVarInsn(Opcodes.ALOAD, 1);
+        apply.visitTypeInsn(Opcodes.CHECKCAST, Type.getInternalName(allocator));
+        apply.visitVarInsn(Opcodes.ALOAD, 2);
+        apply.visitTypeInsn(Opcodes.CHECKCAST, BYTE_BUFFER);
+        apply.visitLdcInsn(Integer.MAX_VALUE);
+        apply.visitMethodInsn(Opcodes.INVOKESPECIAL, buf, "<init>",
+            "(" + Type.getDescriptor(allocator) + "L" + BYTE_BUFFER + ";I)V", false);
+        apply.visitMethodInsn(Opcodes.INVOKESTATIC, Type.getInternalName(leakAware.getDeclaringClass()),
+            leakAware.getName(), Type.getMethodDescriptor(leakAware), false);
+        apply.visitInsn(Opcodes.ARETURN);
+        apply.visitMaxs(0, 0);
+        apply.visitEnd();
+        cw.visitEnd();
+        return cw.toByteArray();
+    }
+
+    private static void field(final ClassWriter cw, final String name, final String type) {
+        final FieldVisitor fv = cw.visitField(PSV, name, "L" + type + ";", null, null);
+        fv.visitEnd();
+    }
+}
