@@ -3,9 +3,6 @@ package io.kmem4j.agent.bridge;
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
 
-import net.bytebuddy.jar.asm.ClassReader;
-import net.bytebuddy.jar.asm.ClassVisitor;
-import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 import net.bytebuddy.jar.asm.Type;
@@ -79,44 +76,31 @@ final class BufferPoolListTransformer implements ClassFileTransformer {
          * @throws IllegalStateException when the class has no {@code List getBufferPoolMXBeans()}
          */
         static byte[] rewrite(final byte[] classFile) {
-            final ClassReader reader = new ClassReader(classFile);
-            final ClassWriter writer = new ClassWriter(reader, 0);
-            final boolean[] found = new boolean[1];
-            reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
-                @Override
-                public MethodVisitor visitMethod(final int access, final String name, final String descriptor,
-                                                 final String signature, final String[] exceptions) {
-                    final MethodVisitor mv = super.visitMethod(access, name, descriptor, signature, exceptions);
-                    if (!METHOD.equals(name) || !DESCRIPTOR.equals(descriptor)) {
-                        return mv;
+            final byte[] rewritten = JdkClassTransformer.rewriteMethod(classFile, METHOD, DESCRIPTOR, 0, 0,
+                (mv, access) -> new MethodVisitor(Opcodes.ASM9, mv) {
+                    @Override
+                    public void visitInsn(final int opcode) {
+                        if (opcode == Opcodes.ARETURN) {
+                            // stack: list -> list, operator -> operator, list -> result -> (List) result
+                            super.visitFieldInsn(Opcodes.GETSTATIC, BootstrapBridge.CLASS_NAME.replace('.', '/'),
+                                BootstrapBridge.BUFFER_POOLS, "L" + OPERATOR + ";");
+                            super.visitInsn(Opcodes.SWAP);
+                            super.visitMethodInsn(Opcodes.INVOKEINTERFACE, OPERATOR, "apply",
+                                "(Ljava/lang/Object;)Ljava/lang/Object;", true);
+                            super.visitTypeInsn(Opcodes.CHECKCAST, "java/util/List");
+                        }
+                        super.visitInsn(opcode);
                     }
-                    found[0] = true;
-                    return new MethodVisitor(Opcodes.ASM9, mv) {
-                        @Override
-                        public void visitInsn(final int opcode) {
-                            if (opcode == Opcodes.ARETURN) {
-                                // stack: list -> list, operator -> operator, list -> result -> (List) result
-                                super.visitFieldInsn(Opcodes.GETSTATIC, BootstrapBridge.CLASS_NAME.replace('.', '/'),
-                                    BootstrapBridge.BUFFER_POOLS, "L" + OPERATOR + ";");
-                                super.visitInsn(Opcodes.SWAP);
-                                super.visitMethodInsn(Opcodes.INVOKEINTERFACE, OPERATOR, "apply",
-                                    "(Ljava/lang/Object;)Ljava/lang/Object;", true);
-                                super.visitTypeInsn(Opcodes.CHECKCAST, "java/util/List");
-                            }
-                            super.visitInsn(opcode);
-                        }
 
-                        @Override
-                        public void visitMaxs(final int maxStack, final int maxLocals) {
-                            super.visitMaxs(maxStack + 1, maxLocals);
-                        }
-                    };
-                }
-            }, 0);
-            if (!found[0]) {
+                    @Override
+                    public void visitMaxs(final int maxStack, final int maxLocals) {
+                        super.visitMaxs(maxStack + 1, maxLocals);
+                    }
+                });
+            if (rewritten == null) {
                 throw new IllegalStateException(HELPER + " has no " + METHOD + DESCRIPTOR);
             }
-            return writer.toByteArray();
+            return rewritten;
         }
     }
 }

@@ -216,8 +216,21 @@ public final class JdkClassTransformer implements ClassFileTransformer {
     public static byte[] withPrologue(final byte[] classfile, final String internalName, final String method,
                                       final String descriptor,
                                       final java.util.function.BiConsumer<MethodVisitor, Label> prologue) {
+        return rewriteMethod(classfile, method, descriptor, ClassWriter.COMPUTE_MAXS, ClassReader.EXPAND_FRAMES,
+            (mv, access) -> new Prologue(mv, initialLocals(internalName, access, descriptor), prologue));
+    }
+
+    /**
+     * Rewrites one method of a class file: {@code wrap} is given the writer's visitor of that method and
+     * its access flags, and returns the visitor the method's code goes through.
+     *
+     * @return the rewritten class file, or {@code null} when the class has no such method
+     */
+    static byte[] rewriteMethod(final byte[] classfile, final String method, final String descriptor,
+                                final int writerFlags, final int readerFlags,
+                                final java.util.function.BiFunction<MethodVisitor, Integer, MethodVisitor> wrap) {
         final ClassReader reader = new ClassReader(classfile);
-        final ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
+        final ClassWriter writer = new ClassWriter(reader, writerFlags);
         final boolean[] found = new boolean[1];
         reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
             @Override
@@ -228,9 +241,9 @@ public final class JdkClassTransformer implements ClassFileTransformer {
                     return mv;
                 }
                 found[0] = true;
-                return new Prologue(mv, initialLocals(internalName, access, desc), prologue);
+                return wrap.apply(mv, access);
             }
-        }, ClassReader.EXPAND_FRAMES);
+        }, readerFlags);
         return found[0] ? writer.toByteArray() : null;
     }
 
