@@ -1,7 +1,6 @@
 package io.kmem4j.benchmarks.programs;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.function.ToDoubleFunction;
 
@@ -41,32 +40,24 @@ record Outcome(String jdk, Program program, Program.Form form, List<ProgramRun.R
 
     /** @return median over good rounds of {@code with / without} of a figure; NaN when none */
     double medianRatio(final ToDoubleFunction<ProgramRun.Result> figure) {
-        return median(pairs().stream().mapToDouble(p -> figure.applyAsDouble(with.get(p[0]))
+        return Rounds.median(pairs().stream().mapToDouble(p -> figure.applyAsDouble(with.get(p[0]))
             / figure.applyAsDouble(without.get(p[0]))).toArray());
     }
 
     /** @return median over good rounds of {@code with - without} of a figure; NaN when none */
     double medianDifference(final ToDoubleFunction<ProgramRun.Result> figure) {
-        return median(pairs().stream().mapToDouble(p -> figure.applyAsDouble(with.get(p[0]))
+        return Rounds.median(pairs().stream().mapToDouble(p -> figure.applyAsDouble(with.get(p[0]))
             - figure.applyAsDouble(without.get(p[0]))).toArray());
     }
 
     /** @return median of a figure over the good rounds' runs with ({@code agent}) or without the agent */
     double median(final boolean agent, final ToDoubleFunction<ProgramRun.Result> figure) {
         final List<ProgramRun.Result> runs = agent ? with : without;
-        return median(pairs().stream().mapToDouble(p -> figure.applyAsDouble(runs.get(p[0]))).toArray());
+        return Rounds.median(pairs().stream().mapToDouble(p -> figure.applyAsDouble(runs.get(p[0]))).toArray());
     }
 
     /** @return the throughput unit the program printed, or {@code null} */
     String unit() {
         return without.stream().map(ProgramRun.Result::unit).filter(u -> u != null).findFirst().orElse(null);
-    }
-
-    static double median(final double[] values) {
-        final double[] v = Arrays.stream(values).filter(d -> !Double.isNaN(d) && !Double.isInfinite(d)).sorted().toArray();
-        if (v.length == 0) {
-            return Double.NaN;
-        }
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 }

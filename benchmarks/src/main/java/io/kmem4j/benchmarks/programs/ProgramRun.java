@@ -32,7 +32,6 @@ final class ProgramRun {
     private static final Pattern SUMMARY = Pattern.compile(
         "\\[kmem4j] summary: allocations=(\\d+) .*bytesReserved=(\\d+) fallbacks=(\\d+)");
     private static final Pattern HIT_RATE = Pattern.compile("magazineHitRate=([0-9.]+)%");
-    private static final long TICKS_PER_SECOND = 100; // USER_HZ: the unit of /proc/*/stat times on Linux
 
     /**
      * What one run measured.
@@ -74,16 +73,15 @@ final class ProgramRun {
         cmd.add(java.toString());
         cmd.addAll(args);
         Files.createDirectories(log.getParent());
-        final long[] cpuBefore = childCpuTicks();
+        final long[] cpuBefore = Proc.childCpuTicks();
         final long t0 = System.nanoTime();
         final Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
             .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
-        final Path status = Path.of("/proc", Long.toString(p.pid()), "status");
         final long deadline = t0 + TimeUnit.SECONDS.toNanos(timeoutSeconds);
         long hwm = 0;
         boolean killed = false;
         while (!p.waitFor(POLL_MILLIS, TimeUnit.MILLISECONDS)) {
-            hwm = Math.max(hwm, vmHwm(status));
+            hwm = Math.max(hwm, Proc.statusBytes(p.pid(), "VmHWM:"));
             if (System.nanoTime() > deadline) {
                 p.destroyForcibly().waitFor();
                 killed = true;
@@ -92,8 +90,8 @@ final class ProgramRun {
         }
         final long wall = (System.nanoTime() - t0) / 1_000_000;
         final int exit = killed ? -1 : p.exitValue();
-        final long[] cpuAfter = childCpuTicks();
-        final long cpuMillis = ((cpuAfter[0] - cpuBefore[0]) + (cpuAfter[1] - cpuBefore[1])) * 1000 / TICKS_PER_SECOND;
+        final long[] cpuAfter = Proc.childCpuTicks();
+        final long cpuMillis = ((cpuAfter[0] - cpuBefore[0]) + (cpuAfter[1] - cpuBefore[1])) * 1000 / Proc.TICKS_PER_SECOND;
         final String out = Files.readString(log, StandardCharsets.UTF_8);
         String unit = null;
         double throughput = Double.NaN;
@@ -114,27 +112,5 @@ final class ProgramRun {
         final Matcher h = HIT_RATE.matcher(out);
         final double hitRate = h.find() ? Double.parseDouble(h.group(1)) : Double.NaN;
         return new Result(exit, wall, cpuMillis, hwm, unit, throughput, allocations, fallbacks, reserved, hitRate, log);
-    }
-
-    /** @return {@code VmHWM} in bytes, or 0 when the process is gone or the line is missing */
-    private static long vmHwm(final Path status) {
-        try {
-            for (final String line : Files.readAllLines(status)) {
-                if (line.startsWith("VmHWM:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-                }
-            }
-        } catch (final IOException | RuntimeException gone) {
-            // exited between polls
-        }
-        return 0;
-    }
-
-    /** @return {@code {cutime, cstime}} of this process, clock ticks */
-    private static long[] childCpuTicks() throws IOException {
-        final String stat = Files.readString(Path.of("/proc/self/stat"));
-        // fields after "(comm) ": state is field 3, cutime 16, cstime 17 (1-based)
-        final String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-        return new long[] {Long.parseLong(f[13]), Long.parseLong(f[14])};
     }
 }

@@ -111,7 +111,7 @@ public final class ProgramsCommand implements Callable<Integer> {
                 total += f == Program.Form.LONG && !p.hasLongForm() ? 0 : 2 * rounds * homes.size();
             }
         }
-        final String loadBefore = loadAverage();
+        final String loadBefore = Proc.loadAverage();
         final long start = System.nanoTime();
         final List<Outcome> outcomes = new ArrayList<>();
         final StringBuilder csv = new StringBuilder("jdk,program,form,round,agent,exit,wall_ms,cpu_ms,peak_rss_bytes,"
@@ -119,7 +119,7 @@ public final class ProgramsCommand implements Callable<Integer> {
         int done = 0;
         for (final Path home : homes) {
             final Path java = home.resolve("bin/java");
-            final String jdk = jdkLabel(java);
+            final String jdk = Proc.jdkLabel(java);
             for (final Program p : selected) {
                 for (final Program.Form f : selectedForms) {
                     if (f == Program.Form.LONG && !p.hasLongForm()) {
@@ -129,7 +129,7 @@ public final class ProgramsCommand implements Callable<Integer> {
                     final List<ProgramRun.Result> with = new ArrayList<>();
                     for (int r = 0; r < rounds; r++) {
                         for (int k = 0; k < 2; k++) {
-                            final boolean agentRun = (k == 0) == (r % 2 == 1); // without first in even rounds
+                            final boolean agentRun = Rounds.order(2, r)[k] == 1; // without first in even rounds
                             final String tag = jdk + "-" + p.name() + "-" + f.label() + "-r" + r + (agentRun ? "-agent" : "-jdk");
                             final ProgramRun.Result res = ProgramRun.run(java,
                                 p.command(f, agentRun ? "-javaagent:" + agent.toAbsolutePath() + "=" + agentOptions : null,
@@ -162,10 +162,10 @@ public final class ProgramsCommand implements Callable<Integer> {
         Files.createDirectories(resultsDir);
         Files.writeString(resultsDir.resolve("runs.csv"), csv, StandardCharsets.UTF_8);
         final double minutes = (System.nanoTime() - start) / 60e9;
-        final String block = block(outcomes, minutes, loadBefore, loadAverage());
+        final String block = block(outcomes, minutes, loadBefore, Proc.loadAverage());
         System.out.println(block);
         if (!noMarkdown) {
-            write(out, block);
+            write(out, BEGIN, END, block);
             System.out.println("[programs] wrote the programs block of " + out);
         }
         return outcomes.stream().allMatch(o -> o.okRounds() > 0) ? 0 : 1;
@@ -192,11 +192,11 @@ public final class ProgramsCommand implements Callable<Integer> {
         return b.toString();
     }
 
-    /** Replaces the programs block of {@code file} (or appends it). */
-    static void write(final Path file, final String block) throws IOException {
+    /** Replaces the block of {@code file} between the markers {@code begin} and {@code end} (or appends it). */
+    static void write(final Path file, final String begin, final String end, final String block) throws IOException {
         final String old = Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
-        final int a = old.indexOf(BEGIN);
-        final int z = old.indexOf(END);
+        final int a = old.indexOf(begin);
+        final int z = old.indexOf(end);
         final String next;
         if (a >= 0 && z > a) {
             next = old.substring(0, a) + block + old.substring(old.indexOf('\n', z) + 1);
@@ -221,12 +221,7 @@ public final class ProgramsCommand implements Callable<Integer> {
 
     private List<Path> jdkHomes() {
         if (jdks != null && !jdks.isEmpty()) {
-            for (final Path h : jdks) {
-                if (!Files.isExecutable(h.resolve("bin/java"))) {
-                    throw new CommandLine.ParameterException(new CommandLine(this), "--jdk " + h + ": no bin/java there");
-                }
-            }
-            return jdks;
+            return checkedJdkHomes(jdks, this);
         }
         final Set<Path> homes = new LinkedHashSet<>();
         homes.add(Path.of(System.getProperty("java.home")));
@@ -236,26 +231,13 @@ public final class ProgramsCommand implements Callable<Integer> {
         return List.copyOf(homes);
     }
 
-    private static String jdkLabel(final Path java) throws IOException, InterruptedException {
-        final Process p = new ProcessBuilder(java.toString(), "-XshowSettings:properties", "-version")
-            .redirectErrorStream(true).start();
-        final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.waitFor();
-        for (final String line : out.split("\n")) {
-            final String t = line.trim();
-            if (t.startsWith("java.runtime.version = ")) {
-                return t.substring("java.runtime.version = ".length()).replaceAll("[+-].*", "");
+    /** @return {@code homes}, each checked to hold {@code bin/java} (else a usage error of {@code command}) */
+    static List<Path> checkedJdkHomes(final List<Path> homes, final Object command) {
+        for (final Path h : homes) {
+            if (!Files.isExecutable(h.resolve("bin/java"))) {
+                throw new CommandLine.ParameterException(new CommandLine(command), "--jdk " + h + ": no bin/java there");
             }
         }
-        return java.toString();
-    }
-
-    private static String loadAverage() {
-        try {
-            final String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
-            return f[0] + " " + f[1] + " " + f[2];
-        } catch (final IOException | RuntimeException e) {
-            return "?";
-        }
+        return homes;
     }
 }

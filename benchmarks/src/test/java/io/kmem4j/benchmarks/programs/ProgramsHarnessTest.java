@@ -85,9 +85,11 @@ class ProgramsHarnessTest {
     void theProgramsBlockIsReplacedInPlaceAndTheRestOfTheFileKept() throws IOException {
         final Path md = dir.resolve("B.md");
         Files.writeString(md, "# head\n\nkept above\n");
-        ProgramsCommand.write(md, ProgramsCommand.BEGIN + "\nfirst\n" + ProgramsCommand.END + "\n");
+        ProgramsCommand.write(md, ProgramsCommand.BEGIN, ProgramsCommand.END,
+            ProgramsCommand.BEGIN + "\nfirst\n" + ProgramsCommand.END + "\n");
         Files.writeString(md, Files.readString(md) + "kept below\n");
-        ProgramsCommand.write(md, ProgramsCommand.BEGIN + "\nsecond\n" + ProgramsCommand.END + "\n");
+        ProgramsCommand.write(md, ProgramsCommand.BEGIN, ProgramsCommand.END,
+            ProgramsCommand.BEGIN + "\nsecond\n" + ProgramsCommand.END + "\n");
         assertThat(Files.readString(md)).isEqualTo("# head\n\nkept above\n\n" + ProgramsCommand.BEGIN + "\nsecond\n"
             + ProgramsCommand.END + "\nkept below\n");
     }
