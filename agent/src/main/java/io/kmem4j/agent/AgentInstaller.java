@@ -364,14 +364,15 @@ public final class AgentInstaller {
      * {@code presets=netty-allocator}: points the bridge's {@code nettyBuffer} at a {@link NettyBuffers}
      * and installs the {@link NettyTransformer} (which retransforms Netty's allocators already loaded).
      *
-     * @return the Netty bean's view
-     * @throws IllegalStateException when the bridge was defined by an older kmem4j without the field
+     * @return the Netty bean's view, or {@code null} when the bridge was defined by an older kmem4j
+     *         without the field (one WARN line; {@code allocateDirect} is served all the same)
      */
     private static NettyView installNetty(final Instrumentation inst, final BootstrapBridge.Members members,
                                           final AgentConfig config) {
         if (members.nettyBuffer == null) {
-            throw new IllegalStateException("presets=netty-allocator needs a newer java.nio.Kmem4jBridge than the one"
-                + " an earlier kmem4j defined in this JVM");
+            AgentLog.get(AgentInstaller.class).warn("presets=netty-allocator is left out: an earlier kmem4j defined"
+                + " java.nio.Kmem4jBridge in this JVM without the field it needs; Netty keeps its own allocators");
+            return null;
         }
         final NettyBuffers buffers = new NettyBuffers(new SlabAllocator(NettyBuffers.configFor(config.allocator)), inst);
         members.nettyBuffer.set(buffers);

@@ -11,7 +11,9 @@ import java.util.Objects;
  * <h2>Buffers it returns</h2>
  * A root {@code java.nio.DirectByteBuffer} (never a slice of a slab) built with the JDK's
  * mapped-buffer constructor: {@code capacity()} exactly the request, position 0, limit = capacity,
- * {@code BIG_ENDIAN}, writable, all bytes zero, memory starting on a 64-byte cache line. A
+ * {@code BIG_ENDIAN}, writable, all bytes zero (unless the configuration turns zeroing off,
+ * {@link SlabAllocatorConfig#zeroing()}: then what this allocator's last user of the block left), memory
+ * starting on a 64-byte cache line. A
  * <em>tracked</em> buffer ({@link #allocate}) has a real JDK cleaner whose thunk returns the block to
  * the allocator exactly once, when the buffer and every view of it are unreachable, or at once on
  * {@code Unsafe.invokeCleaner(buffer)}, {@code ((DirectBuffer) buffer).cleaner().clean()} or
@@ -90,7 +92,9 @@ public final class SlabAllocator implements AutoCloseable {
         this.pages = new PageHeap(config.chunkSizeBytes(), config.retainedEmptyChunks());
         this.caches = new SlabCache[classes.count()];
         for (int c = 0; c < caches.length; c++) {
-            caches[c] = new SlabCache(c, classes.size(c), config, pages, zeroOnFree);
+            // without zeroing, an object's first hand-out is still zeroed (once per object and chunk): a new
+            // chunk is malloc'ed memory, which may hold what other native code left there
+            caches[c] = new SlabCache(c, classes.size(c), config, pages, zeroOnFree || !config.zeroing());
         }
         this.minCapacity = config.minCapacityBytes();
         this.maxCapacity = classes.largest();

@@ -131,9 +131,11 @@ public final class SlabAllocatorConfig {
 
     /**
      * @return true (default) when buffers are handed out all zeros, as {@code ByteBuffer.allocateDirect}
-     *         promises; false for an allocator whose memory is handed out as its last user left it (no
-     *         zeroing anywhere, as Netty's pooled allocators do), which must never serve
-     *         {@code allocateDirect}'s callers. Not a text key: set only by code ({@link Builder#zeroing}).
+     *         promises; false for an allocator whose memory is handed out as its last user of this
+     *         allocator left it (as Netty's pooled allocators do: no zeroing on allocation or release; an
+     *         object's first hand-out from a new chunk is still zeroed, so no memory other native code
+     *         used is ever seen), which must never serve {@code allocateDirect}'s callers. Not a text
+     *         key: set only by code ({@link Builder#zeroing}).
      */
     public boolean zeroing() {
         return zeroing;

@@ -80,6 +80,23 @@ class NoZeroingTest {
     }
 
     @Test
+    void aBlocksFirstHandOutIsZeroedAllTheSame() {
+        allocator = new SlabAllocator(SlabAllocatorConfig.builder().zeroing(false).build());
+        final ByteBuffer first = allocator.allocateExplicit(64);
+        final Chunk chunk = allocator.pages.map.find(address(first));
+        // what malloc may hand a new chunk: another user's bytes, everywhere no slab has handed out yet
+        final long from = chunk.base + (64 << 10);
+        org.agrona.UnsafeApi.setMemory(from, chunk.size - (64 << 10), (byte) 0x5A);
+        for (final int size : new int[] {1000, 4096, 30000}) {
+            final ByteBuffer b = allocator.allocateExplicit(size);
+            assertThat(address(b)).as("from the dirtied part of the chunk").isGreaterThanOrEqualTo(from);
+            assertThat(firstNot(b, (byte) 0)).as("a virgin block of %d B is zeroed", size).isEqualTo(-1);
+            allocator.free(b);
+        }
+        allocator.free(first);
+    }
+
+    @Test
     void theDefaultAllocatorZeroesTheSameBlock() {
         allocator = new SlabAllocator(SlabAllocatorConfig.builder().build());
         final ByteBuffer b = allocator.allocateExplicit(1000);

@@ -18,8 +18,9 @@ import io.kmem4j.core.SlabAllocatorConfig;
  * and adaptive allocators' direct buffers of the sizes kmem4j serves become Netty {@code ByteBuf}s
  * over kmem4j's <em>explicit</em> blocks (no cleaner), and go back to kmem4j when Netty releases
  * them (reference count 0), exactly once. Shapes as Netty's own: capacity and the initial
- * capacity asked for are equal, reader and writer index 0, max capacity as asked, memory not
- * zeroed by contract (kmem4j's happens to be zero), byte order big-endian. A buffer grown past the
+ * capacity asked for are equal, reader and writer index 0, max capacity as asked, byte order
+ * big-endian, memory not zeroed (as Netty's pooled buffers: what an earlier Netty buffer left there;
+ * a block's first hand-out is zeroed). A buffer grown past the
  * largest size class, and every buffer larger than that, is Netty's own.
  *
  * <p>The blocks come from an allocator of their own ({@link #configFor}): the agent's size classes and
@@ -80,6 +81,8 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
             final String prefix = name.substring(0, name.length() - NettyCopy.ABSTRACT_ALLOCATOR.length());
             try {
                 return NettyCopy.define(abstractAllocator, prefix, NettyBuffers.this, inst);
+            } catch (final VirtualMachineError e) {
+                throw e; // nothing cached: apply() answers "Netty's own" this time, and the next call tries again
             } catch (final Throwable t) {
                 final ClassLoader loader = abstractAllocator.getClassLoader();
                 return NettyCopy.leftAlone(prefix, prefix + "io.netty in " + loader + ": left alone (" + t + ")",

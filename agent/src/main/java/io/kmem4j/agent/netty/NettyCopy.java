@@ -11,7 +11,6 @@ import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.net.URL;
 import java.nio.ByteBuffer;
-import java.util.Enumeration;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -144,7 +143,8 @@ final class NettyCopy {
                 .asType(MethodType.methodType(Object.class, ByteBuffer.class));
             setStatic(buf, GROW_CLEANABLE_FIELD, hooks.growCleanable(wrap));
         }
-        return new NettyCopy(prefix, prefix + "io.netty " + version(prefix, loader, base.getPackage()) + " in "
+        final String version = version(prefix, loader, base.getPackage(), codeSource(base));
+        return new NettyCopy(prefix, prefix + "io.netty " + version + " in "
             + loader + ", buffers " + buf.getSimpleName() + " extends " + base.getSimpleName(), factory, unbounded, null);
     }
 
@@ -157,13 +157,27 @@ final class NettyCopy {
      * unrelocated copy: a relocated copy's manifest is the relocating jar's (gRPC's version).
      */
     static String version(final String prefix, final ClassLoader loader, final Package nettyPackage) {
+        return version(prefix, loader, nettyPackage, null);
+    }
+
+    /**
+     * As {@link #version(String, ClassLoader, Package)}, reading first the file in the jar at
+     * {@code codeSource} (the copy's own: a loader also lists its parents' files, first, and those can
+     * be another copy's).
+     */
+    static String version(final String prefix, final ClassLoader loader, final Package nettyPackage,
+                          final String codeSource) {
         String common = null;
         try {
-            final Enumeration<URL> files = loader == null ? null
-                : loader.getResources("META-INF/" + prefix + "io.netty.versions.properties");
-            while (files != null && files.hasMoreElements()) {
+            final java.util.List<URL> files = loader == null ? java.util.List.of()
+                : new java.util.ArrayList<>(java.util.Collections.list(
+                    loader.getResources("META-INF/" + prefix + "io.netty.versions.properties")));
+            if (codeSource != null) {
+                files.sort(java.util.Comparator.comparing(u -> u.toString().contains(codeSource) ? 0 : 1));
+            }
+            for (final URL file : files) {
                 final Properties p = new Properties();
-                try (InputStream in = files.nextElement().openStream()) {
+                try (InputStream in = file.openStream()) {
                     p.load(in);
                 }
                 final String buffer = p.getProperty("netty-buffer.version");
@@ -184,34 +198,57 @@ final class NettyCopy {
             ? "version unknown" : nettyPackage.getImplementationVersion();
     }
 
+    /** @return where {@code c} was loaded from ({@code file:/.../netty-buffer-4.2.18.Final.jar}), or null */
+    private static String codeSource(final Class<?> c) {
+        try {
+            final java.security.CodeSource cs = c.getProtectionDomain().getCodeSource();
+            return cs == null || cs.getLocation() == null ? null : cs.getLocation().toString();
+        } catch (final RuntimeException unknown) {
+            return null;
+        }
+    }
+
     /**
      * Defines a class of {@link NettyClasses} in Netty's package; one of that name defined already (a
      * racing thread, or a second agent) is reused.
      */
     private static Class<?> define(final MethodHandles.Lookup lookup, final ClassLoader loader, final String name,
-                                   final java.util.function.Supplier<byte[]> classFile) throws ClassNotFoundException,
-        IllegalAccessException {
+                                   final java.util.function.Supplier<byte[]> classFile) throws IllegalAccessException {
         final Class<?> existing = existing(name, loader);
         if (existing != null) {
             return existing;
         }
         try {
             return lookup.defineClass(classFile.get());
-        } catch (final LinkageError raced) {
-            return Class.forName(name, false, loader);
+        } catch (final LinkageError e) {
+            final Class<?> raced = existing(name, loader); // a duplicate definition: a racing thread defined it
+            if (raced != null) {
+                return raced;
+            }
+            throw e;
         }
     }
 
+    /**
+     * @return the class of that name defined by {@code loader} itself, or {@code null}: a child-first
+     *         loader (a web application's) that delegates to its parent would otherwise find the
+     *         parent's copy's class, built over the parent's Netty
+     */
     private static Class<?> existing(final String name, final ClassLoader loader) {
         try {
-            return Class.forName(name, false, loader);
+            final Class<?> c = Class.forName(name, false, loader);
+            return c.getClassLoader() == loader ? c : null;
         } catch (final ClassNotFoundException expected) {
             return null;
         }
     }
 
     private static Class<?> optionalClass(final String name, final ClassLoader loader) {
-        return existing(name, loader);
+        try {
+            return Class.forName(name, false, loader); // Netty's own: from whichever loader resolves it for this copy
+        } catch (final ClassNotFoundException expected) {
+            return null;
+        }
     }
 
     /** @throws NoSuchMethodException unless {@code base} has the protected (overridable) hook */

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.ByteBuffer;
 
 import io.kmem4j.core.SlabAllocator;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.kmem4j.core.SlabAllocatorConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -42,10 +44,16 @@ class NettyBuffersTest {
 
     @Test
     void sizesKmem4jDoesNotServeAreNettysWithoutLookingFurther() {
-        assertThat(hook.apply(new Object(), capacities(allocator.maxCapacity() + 1, Integer.MAX_VALUE))).isNull();
+        final PooledByteBufAllocator netty = new PooledByteBufAllocator(true);
+        assertThat(hook.apply(netty, capacities(allocator.maxCapacity() + 1, Integer.MAX_VALUE))).isNull();
         assertThat(hook.grow(allocator.maxCapacity() + 1)).isNull();
         assertThat(hook.buffersPassed.sum()).isEqualTo(1);
+        assertThat(hook.copies).as("the allocator's class was not even looked at").isEmpty();
         assertThat(allocator.stats().allocations()).as("no block taken").isZero();
+        final Object served = hook.apply(netty, capacities(allocator.maxCapacity(), Integer.MAX_VALUE));
+        assertThat(served).as("the largest class is served (control)").isInstanceOf(ByteBuf.class);
+        assertThat(((ByteBuf) served).release()).isTrue();
+        assertThat(allocator.stats().liveBuffers()).isZero();
     }
 
     @Test
@@ -64,11 +72,18 @@ class NettyBuffersTest {
 
     @Test
     void afterStoppingNothingIsServedButBlocksStillComeBack() {
+        final PooledByteBufAllocator netty = new PooledByteBufAllocator(true);
+        final ByteBuf before = (ByteBuf) hook.apply(netty, capacities(100, 1000));
+        assertThat(before).as("served before stopping (control)").isNotNull();
+        assertThat(before.maxCapacity()).isEqualTo(1000);
         final ByteBuffer block = hook.grow(100);
         hook.stopAllocating();
         assertThat(hook.grow(100)).isNull();
-        assertThat(hook.apply(new Object(), capacities(100, 100))).isNull();
+        assertThat(hook.apply(netty, capacities(100, 1000))).isNull();
+        assertThat(allocator.stats().liveBuffers()).isEqualTo(2);
         assertThat(hook.release(block)).isTrue();
+        assertThat(before.release()).as("a buffer served before stopping still goes back").isTrue();
+        assertThat(allocator.stats().liveBuffers()).isZero();
     }
 
     private static Long capacities(final int initial, final int max) {
