@@ -209,19 +209,18 @@ final class NettyCopy {
     }
 
     /**
-     * Defines a class of {@link NettyClasses} in Netty's package; one of that name defined already (a
-     * racing thread, or a second agent) is reused.
+     * Defines a class of {@link NettyClasses} in Netty's package; one of that name this loader defined
+     * already (a racing thread, or a second agent) is reused.
      */
     private static Class<?> define(final MethodHandles.Lookup lookup, final ClassLoader loader, final String name,
                                    final java.util.function.Supplier<byte[]> classFile) throws IllegalAccessException {
-        final Class<?> existing = existing(name, loader);
-        if (existing != null) {
-            return existing;
-        }
+        // defined first, looked up only after a failure: a lookup through a child-first loader (a web
+        // application's) would find a parent copy's class by delegation and make that loader its
+        // initiating loader, and the definition of its own class of that name would then fail
         try {
             return lookup.defineClass(classFile.get());
         } catch (final LinkageError e) {
-            final Class<?> raced = existing(name, loader); // a duplicate definition: a racing thread defined it
+            final Class<?> raced = definedBy(name, loader); // a duplicate: a racing thread, or a second agent
             if (raced != null) {
                 return raced;
             }
@@ -229,12 +228,8 @@ final class NettyCopy {
         }
     }
 
-    /**
-     * @return the class of that name defined by {@code loader} itself, or {@code null}: a child-first
-     *         loader (a web application's) that delegates to its parent would otherwise find the
-     *         parent's copy's class, built over the parent's Netty
-     */
-    private static Class<?> existing(final String name, final ClassLoader loader) {
+    /** @return the class of that name defined by {@code loader} itself, or {@code null} (another loader's, or none) */
+    private static Class<?> definedBy(final String name, final ClassLoader loader) {
         try {
             final Class<?> c = Class.forName(name, false, loader);
             return c.getClassLoader() == loader ? c : null;
