@@ -68,6 +68,7 @@ class PoolPairIT {
                     "pool: early-caller allocations-delta=1000",
                     "pool: bridge fields=[public static volatile java.lang.Object cleanerMark,"
                             + " public static volatile java.util.function.BiConsumer resized,"
+                            + " public static volatile java.util.function.BiFunction nettyBuffer,"
                             + " public static volatile java.util.function.BiFunction resize,"
                             + " public static volatile java.util.function.IntFunction allocator,"
                             + " public static volatile java.util.function.LongFunction explicit,"
