@@ -188,8 +188,10 @@ final class SlabtopCommand implements Callable<Integer> {
 
     private String screen(final Read read, final ObjectName allocator) {
         final String instance = allocator.getKeyProperty("instance");
-        final String title = String.format(Locale.ROOT, "kmem4j slabtop - pid %d%s - sorted by %s%s", pid,
-            instance == null ? "" : " (instance " + instance + ")", sort.description,
+        final String name = allocator.getKeyProperty("name");
+        final String title = String.format(Locale.ROOT, "kmem4j slabtop - pid %d%s%s - sorted by %s%s", pid,
+            name == null ? "" : " - allocator " + name, instance == null ? "" : " (instance " + instance + ")",
+            sort.description,
             once ? "" : " - every " + human(interval) + " (q + Enter or Ctrl-C quits)");
         return Slabtop.format(read.frame(), read.partialSlabs(), sort, title);
     }
