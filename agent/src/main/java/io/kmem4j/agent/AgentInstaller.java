@@ -485,10 +485,10 @@ public final class AgentInstaller {
                     log.warn("JMX: {}", poolProblem);
                 }
                 if (pools != null && r.allocator() != null) {
-                    registerPools(pools, r.allocator().toString().replace("type=Allocator", "type=Pools"));
+                    registerBean(pools, r.allocator().toString().replace("type=Allocator", "type=Pools"));
                 }
                 if (netty != null && r.allocator() != null) {
-                    registerPools(netty, r.allocator().toString().replace("type=Allocator", "type=Netty"));
+                    registerBean(netty, r.allocator().toString().replace("type=Allocator", "type=Netty"));
                     final SlabAllocator n = netty.buffers().allocator();
                     final Kmem4jMBeans.Registration nr = Kmem4jMBeans.register(server, new AllocatorView(
                         new StatsSnapshots(n::stats), n, config, netty.buffers()::failures), NettyView.ALLOCATOR_KEY);
@@ -504,11 +504,11 @@ public final class AgentInstaller {
     }
 
     /** {@code kmem4j:type=Pools} or {@code type=Netty} (with the Allocator bean's {@code instance=N}); a failure is one WARN line. */
-    private static void registerPools(final Object pools, final String name) {
+    private static void registerBean(final Object bean, final String name) {
         try {
-            ManagementFactory.getPlatformMBeanServer().registerMBean(pools, new javax.management.ObjectName(name));
+            ManagementFactory.getPlatformMBeanServer().registerMBean(bean, new javax.management.ObjectName(name));
         } catch (final Exception e) {
-            AgentLog.get(AgentInstaller.class).warn("JMX: {} not registered, pool counters are not visible: {}",
+            AgentLog.get(AgentInstaller.class).warn("JMX: {} not registered, its counters are not visible: {}",
                 name, e.toString());
         }
     }

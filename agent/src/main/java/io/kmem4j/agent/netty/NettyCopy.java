@@ -6,7 +6,6 @@ import java.lang.instrument.Instrumentation;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.net.URL;
@@ -104,9 +103,12 @@ final class NettyCopy {
             false, loader);
         final Class<?> allocatorType = Class.forName(buffer + "ByteBufAllocator", false, loader);
         final Class<?> byteBuf = Class.forName(buffer + "ByteBuf", false, loader);
-        final Constructor<?> superConstructor = unsafe
-            ? base.getDeclaredConstructor(allocatorType, ByteBuffer.class, int.class, boolean.class)
-            : base.getDeclaredConstructor(allocatorType, ByteBuffer.class, int.class, boolean.class, boolean.class);
+        // the super constructor the generated one calls (NettyClasses.byteBuf); NoSuchMethodException: left alone
+        if (unsafe) {
+            base.getDeclaredConstructor(allocatorType, ByteBuffer.class, int.class, boolean.class);
+        } else {
+            base.getDeclaredConstructor(allocatorType, ByteBuffer.class, int.class, boolean.class, boolean.class);
+        }
         final Class<?> cleanableType = optionalClass(prefix + "io.netty.util.internal.CleanableDirectBuffer", loader);
         requireHook(base, "allocateDirect", ByteBuffer.class, int.class);
         requireHook(base, "freeDirect", void.class, ByteBuffer.class);
@@ -122,9 +124,8 @@ final class NettyCopy {
         final Class<?> buf = define(lookup, loader, buffer + NettyClasses.BYTE_BUF,
             () -> NettyClasses.byteBuf(pkg, base, unsafe, allocatorType, cleanableType));
 
-        final MethodHandle leakAware = lookup.findStatic(abstractAllocator, "toLeakAwareBuffer",
-            MethodType.methodType(byteBuf, byteBuf));
         final java.lang.reflect.Method leakAwareMethod = abstractAllocator.getDeclaredMethod("toLeakAwareBuffer", byteBuf);
+        final MethodHandle leakAware = lookup.unreflect(leakAwareMethod);
         @SuppressWarnings("unchecked")
         final BiFunction<Object, Object, Object> unbounded = (BiFunction<Object, Object, Object>) define(lookup, loader,
             buffer + NettyClasses.FACTORY, () -> NettyClasses.factory(pkg, allocatorType, leakAwareMethod))
