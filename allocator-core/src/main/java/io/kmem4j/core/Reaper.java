@@ -117,8 +117,27 @@ final class Reaper {
         }
     }
 
+    /** Tasks of the layers above ({@link SlabAllocator#onReap}), run after each pass and trim. */
+    private final java.util.List<Runnable> tasks = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    void onReap(final Runnable task) {
+        tasks.add(java.util.Objects.requireNonNull(task, "task"));
+    }
+
+    /** Runs the layers' tasks; a failing one is counted and the others still run. */
+    private void runTasks() {
+        for (final Runnable task : tasks) {
+            try {
+                task.run();
+            } catch (final Throwable t) {
+                accounting.hookFailures.increment();
+            }
+        }
+    }
+
     /** One reaper pass (see the class comment). */
     void reap() {
+        runTasks(); // first: what a layer above gives back is then reaped in this pass
         reapLock.lock();
         try {
             final java.util.List<ThreadCache> ended = registry.takeEnded();

@@ -146,6 +146,41 @@ public final class SlabAllocator implements AutoCloseable {
         return maxCapacity;
     }
 
+    /** @return how many size classes this allocator has. */
+    public int sizeClassCount() {
+        return classes.count();
+    }
+
+    /**
+     * @param capacity bytes, {@code 0 <= capacity <= maxCapacity()}
+     * @return the index of the size class serving {@code capacity} ({@code 0 .. sizeClassCount() - 1})
+     */
+    public int sizeClassIndex(final int capacity) {
+        return classes.indexOf(capacity);
+    }
+
+    /**
+     * @param index a size class index ({@code 0 .. sizeClassCount() - 1})
+     * @return the object size of that class, bytes (the capacity of the block behind every buffer it serves)
+     */
+    public int sizeClassBytes(final int index) {
+        return classes.size(index);
+    }
+
+    /**
+     * Runs {@code task} at the start of each reaper pass (every {@code reapIntervalMillis}, on the
+     * reaper thread) and of each {@link #trim()} (on its caller): for a layer above this allocator that
+     * keeps blocks per thread and must give back those of ended threads, which that same pass then
+     * reaps. A task that throws is counted in {@link AllocatorStats#hookFailures()} and runs again next
+     * pass. Threads: any.
+     *
+     * @param task short, non-blocking; it must not call {@link #trim()}
+     * @throws NullPointerException {@code "task"} when {@code task} is null
+     */
+    public void onReap(final Runnable task) {
+        reaper.onReap(task);
+    }
+
     // ------------------------------------------------------------------------------- allocate
 
     /**

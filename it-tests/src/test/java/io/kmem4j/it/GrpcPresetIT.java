@@ -74,6 +74,8 @@ class GrpcPresetIT {
                 // at least 5 direct buffers of 1 B .. 64 KiB per call, all of them kmem4j's.
                 assertThat(n.get("Buffers")).as("buffers served to gRPC's Netty, %s, copies %s", n, copies)
                         .isGreaterThanOrEqualTo(5 * SMALL_CALLS);
+                assertThat(n.get("BuffersReused")).as("released buffers served again by the event loops, %s", n)
+                        .isGreaterThanOrEqualTo(SMALL_CALLS);
                 assertThat(copies).as("the copies of Netty kmem4j serves").singleElement().asString()
                         .startsWith(SHADED + " " + nettyVersion + " in ").contains("Kmem4jDirectByteBuf");
                 assertThat(n.get("RewrittenMethods")).as("newDirectBuffer of the shaded allocators, %s", n)

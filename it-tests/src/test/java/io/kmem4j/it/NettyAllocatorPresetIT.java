@@ -47,7 +47,8 @@ class NettyAllocatorPresetIT {
     /** Buffers each part releases on another thread (NettyAllocatorApp.REMOTE_BUFFERS), two allocators. */
     private static final long REMOTE = 2 * 2000;
     static final String[] NETTY_COUNTERS = {
-        "Buffers", "BuffersPassed", "Grown", "Releases", "CopiesLeftAlone", "RewrittenMethods", "Failures",
+        "Buffers", "BuffersReused", "BuffersPassed", "Grown", "Releases", "CopiesLeftAlone", "RewrittenMethods",
+        "Failures",
     };
     private static final String[] ALLOCATOR = {
         "Allocations", "Frees", "LiveBuffers", "BytesInUse", "DoubleFrees", "LeaksDetected",
@@ -108,8 +109,10 @@ class NettyAllocatorPresetIT {
                 jmx.awaitRegistered(NETTY_ALLOCATOR, MBEAN_TIMEOUT);
                 assertThat(jmx.readLong(NETTY_CACHE_1024, "Allocations")).as("Netty's 1 KiB blocks in their own cache")
                         .isPositive();
+                assertThat(n.get("BuffersReused")).as("released buffers served again to their thread, %s", n)
+                        .isPositive();
                 assertThat(jmx.readLong(NETTY_ALLOCATOR, "Allocations")).as("Netty's blocks in their own allocator, %s", n)
-                        .isEqualTo(n.get("Buffers") + n.get("Grown"));
+                        .isEqualTo(n.get("Buffers") - n.get("BuffersReused") + n.get("Grown"));
                 // a site is the program's code that asked Netty's allocator, not Netty's frames or kmem4j's
                 String sites = (String) jmx.connection().invoke(NETTY_ALLOCATOR, "outstandingBySite",
                         new Object[] {3}, new String[] {"int"});

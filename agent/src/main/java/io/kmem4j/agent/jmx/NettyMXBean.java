@@ -13,6 +13,20 @@ public interface NettyMXBean {
     /** @return Netty direct buffers served from kmem4j's slabs. */
     long getBuffers();
 
+    /**
+     * @return of {@link #getBuffers()}: released buffers served again, constructed, to the thread that
+     *         released them (no block taken from the slabs: {@code Allocations} of the netty allocator are
+     *         {@code Buffers - BuffersReused + Grown})
+     */
+    long getBuffersReused();
+
+    /**
+     * @return bytes of blocks that released buffers keep while they wait for reuse, summed over threads
+     *         (at most 512 KiB per thread; an ended thread's go back within one reaper interval). These
+     *         blocks count as live in the allocator's figures.
+     */
+    long getBytesKeptForReuse();
+
     /** @return requests left to Netty's own allocator (size outside kmem4j's classes, budget, copy left alone, stopped). */
     long getBuffersPassed();
 

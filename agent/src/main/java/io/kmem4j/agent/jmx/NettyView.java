@@ -31,6 +31,16 @@ public final class NettyView implements NettyMXBean {
     }
 
     @Override
+    public long getBuffersReused() {
+        return buffers.reused.sum();
+    }
+
+    @Override
+    public long getBytesKeptForReuse() {
+        return buffers.keptBytes();
+    }
+
+    @Override
     public long getBuffersPassed() {
         return buffers.buffersPassed.sum();
     }

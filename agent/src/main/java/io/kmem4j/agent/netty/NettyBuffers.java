@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 import java.util.function.IntFunction;
+import java.util.function.Supplier;
 
 import io.kmem4j.agent.bridge.AgentThread;
 import io.kmem4j.agent.log.AgentLog;
@@ -28,6 +29,10 @@ import io.kmem4j.core.SlabAllocatorConfig;
  * user left); its blocks never reach {@code allocateDirect}'s callers, whose buffers stay all zeros.
  * Being separate, its beans and {@code slabtop --allocator netty} show Netty's buffers alone.
  *
+ * <p>A released buffer is kept, constructed and with its block, for its thread's next buffer of the
+ * same size class ({@link ReleasedBuffers}), so its block's capacity is its size class's and its
+ * limit the capacity asked for.
+ *
  * <p>Each copy of Netty (a class loader, a relocation such as gRPC's) is found from the allocator's
  * class ({@link NettyCopy}) the first time one of its allocators asks. Threads: any thread that
  * allocates or releases a Netty buffer. Never throws to Netty: any failure inside kmem4j is counted,
@@ -45,8 +50,11 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
     public final LongAdder buffersPassed = new LongAdder();
     /** Growths of kmem4j's Netty buffers served by kmem4j. */
     public final LongAdder grown = new LongAdder();
-    /** Blocks given back by Netty (release, or the old block of a growth). */
+    /** Of {@link #buffers}: released buffers served again to their thread, constructed ({@link ReleasedBuffers}). */
+    public final LongAdder reused = new LongAdder();
+    /** Blocks given back by Netty (release, or the old block of a growth); a buffer kept for reuse counts here too. */
     public final LongAdder releases = new LongAdder();
+    private final ReleasedBuffers released;
     /** The copies of Netty seen, one line each. */
     public final java.util.List<String> copies = new java.util.concurrent.CopyOnWriteArrayList<>();
     public final LongAdder copiesLeftAlone = new LongAdder();
@@ -136,6 +144,23 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
         this.inst = inst;
         this.minCapacity = allocator.config().minCapacityBytes();
         this.maxCapacity = allocator.maxCapacity();
+        this.released = new ReleasedBuffers(allocator);
+        allocator.onReap(released::giveBackEnded);
+    }
+
+    /**
+     * Gives back to kmem4j the buffers the calling thread keeps for reuse ({@link ReleasedBuffers}).
+     * Threads: any (its own buffers).
+     *
+     * @return buffers given back
+     */
+    public long giveBackKept() {
+        return released.giveBackMine();
+    }
+
+    /** @return bytes of blocks kept for reuse by live threads and threads not yet reaped (a racy sum) */
+    public long keptBytes() {
+        return released.keptBytes();
     }
 
     /** Agent shutdown: Netty's allocators allocate for themselves again; kmem4j's buffers still come back. */
@@ -168,17 +193,28 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
             return null;
         }
         ByteBuffer block = null;
+        Object kept = null;
         try {
+            final int max = (int) (c >>> 32);
+            final int cls = allocator.sizeClassIndex(initial);
+            if (max == Integer.MAX_VALUE && (kept = released.pop(nettyAllocator, cls)) != null) {
+                @SuppressWarnings("unchecked")
+                final Object buf = ((IntFunction<Object>) kept).apply(initial); // reset, through Netty's leak detection
+                buffers.increment();
+                reused.increment();
+                return buf;
+            }
             final NettyCopy copy = byAllocatorClass.get(nettyAllocator.getClass());
-            if (!copy.served() || (block = allocator.tryAllocateExplicit(initial)) == null) {
+            if (!copy.served()
+                || (block = allocator.tryAllocateExplicit(copy.reuses() ? allocator.sizeClassBytes(cls) : initial)) == null) {
                 buffersPassed.increment();
                 return null;
             }
-            final Object buf = copy.create(nettyAllocator, block, (int) (c >>> 32));
+            final Object buf = copy.create(nettyAllocator, (ByteBuffer) block.limit(initial), max);
             buffers.increment();
             return buf;
         } catch (final Throwable t) {
-            giveBack(block);
+            giveBack(kept != null ? (ByteBuffer) ((Supplier<?>) kept).get() : block);
             failures.record("a Netty direct buffer of " + initial + " bytes", "Netty's own allocator", t);
             buffersPassed.increment();
             return null;
@@ -227,6 +263,29 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
                 return null;
             }
         };
+    }
+
+    /**
+     * Netty releases a buffer that still has the block it was made with ({@code deallocate()}, reference
+     * count 0): kept for its thread's next buffer of its size class, or its block given back.
+     *
+     * @param buffer         the {@code Kmem4jDirectByteBuf}, whose {@link Supplier#get()} is its block
+     * @param nettyAllocator its {@code alloc()}
+     * @return true when done (skip Netty's body); false: Netty's {@code deallocate()} runs, and gives the
+     *         block back through {@link #release}
+     */
+    boolean recycle(final Object buffer, final Object nettyAllocator) {
+        try {
+            final ByteBuffer block = (ByteBuffer) ((Supplier<?>) buffer).get();
+            if (!stopped && released.push(buffer, nettyAllocator, allocator.sizeClassIndex(block.capacity()))) {
+                releases.increment();
+                return true;
+            }
+            return release(block);
+        } catch (final Throwable t) {
+            failures.record("release of a Netty buffer", "Netty's own release", t);
+            return false;
+        }
     }
 
     /**

@@ -24,6 +24,16 @@ import net.bytebuddy.jar.asm.Type;
  *       protected CleanableDirectBuffer allocateDirectBuffer(int c) { the same with kmem4jGrowCleanable }   // growth, 4.2
  *       protected void freeDirect(ByteBuffer b) {                     // deallocate(), and the old buffer of a growth
  *           Predicate p = kmem4jRelease; if (p != null &amp;&amp; p.test(b)) return; super.freeDirect(b); }
+ *   // with reuse ({@link ReleasedBuffers}; when the copy has the members it needs):
+ *       implements IntFunction, Supplier;  public static volatile BiPredicate kmem4jRecycle;  private ByteBuffer kmem4jBlock;
+ *       (the constructor also sets kmem4jBlock = block)
+ *       protected void deallocate() {                                  // reference count 0
+ *           BiPredicate p = kmem4jRecycle; if (p != null &amp;&amp; buffer == kmem4jBlock &amp;&amp; p.test(this, alloc())) return;
+ *           super.deallocate(); }
+ *       public Object get() { return kmem4jBlock; }
+ *       public Object apply(int capacity) {                            // a kept buffer served again
+ *           kmem4jBlock.clear().limit(capacity); setByteBuffer(kmem4jBlock, false); maxCapacity(Integer.MAX_VALUE);
+ *           resetRefCnt(); setIndex0(0, 0); discardMarks(); return AbstractByteBufAllocator.toLeakAwareBuffer(this); }
  *   public final class Kmem4jCleanableBuffer implements CleanableDirectBuffer      // 4.2: a block served on growth
  *       public static volatile Predicate kmem4jRelease;  private final ByteBuffer kmem4jBuffer;
  *       public ByteBuffer buffer() { return kmem4jBuffer; }
@@ -41,6 +51,8 @@ final class NettyClasses {
     private static final String BYTE_BUFFER = "java/nio/ByteBuffer";
     private static final String INT_FUNCTION = "java/util/function/IntFunction";
     private static final String PREDICATE = "java/util/function/Predicate";
+    private static final String BI_PREDICATE = "java/util/function/BiPredicate";
+    private static final String SUPPLIER = "java/util/function/Supplier";
     private static final String OBJECT = "java/lang/Object";
     private static final int PSV = Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC | Opcodes.ACC_VOLATILE;
 
@@ -54,13 +66,17 @@ final class NettyClasses {
      *                   other's {@code (alloc, buffer, max, doFree, slice)}
      * @param allocator  Netty's {@code ByteBufAllocator}
      * @param cleanable  Netty 4.2's {@code CleanableDirectBuffer}, or {@code null} (4.1)
+     * @param leakAware  {@code AbstractByteBufAllocator.toLeakAwareBuffer(ByteBuf)}, for the reuse methods;
+     *                   {@code null}: no reuse (the copy lacks a member they need)
      */
     static byte[] byteBuf(final String pkg, final Class<?> base, final boolean unsafe, final Class<?> allocator,
-                          final Class<?> cleanable) {
+                          final Class<?> cleanable, final Method leakAware) {
         final String self = pkg + BYTE_BUF;
         final String sup = Type.getInternalName(base);
         final ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
-        cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, self, null, sup, null);
+        final boolean reuse = leakAware != null;
+        cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, self, null, sup,
+            reuse ? new String[] {INT_FUNCTION, SUPPLIER} : null);
         field(cw, NettyCopy.GROW_FIELD, INT_FUNCTION);
         field(cw, NettyCopy.RELEASE_FIELD, PREDICATE);
         final String allocatorDesc = Type.getDescriptor(allocator);
@@ -83,9 +99,17 @@ final class NettyClasses {
         init.visitInsn(Opcodes.ICONST_0);
         init.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "setIndex", "(II)L" + pkg + "ByteBuf;", false);
         init.visitInsn(Opcodes.POP);
+        if (reuse) {
+            init.visitVarInsn(Opcodes.ALOAD, 0);
+            init.visitVarInsn(Opcodes.ALOAD, 2);
+            init.visitFieldInsn(Opcodes.PUTFIELD, self, NettyCopy.BLOCK_FIELD, "L" + BYTE_BUFFER + ";");
+        }
         init.visitInsn(Opcodes.RETURN);
         init.visitMaxs(0, 0);
         init.visitEnd();
+        if (reuse) {
+            reuse(cw, self, sup, pkg, leakAware);
+        }
 
         grow(cw, self, sup, "allocateDirect", NettyCopy.GROW_FIELD, BYTE_BUFFER);
         if (cleanable != null) {
@@ -119,6 +143,78 @@ final class NettyClasses {
         free.visitEnd();
         cw.visitEnd();
         return cw.toByteArray();
+    }
+
+    /** The reuse members of {@code Kmem4jDirectByteBuf} (see the class comment). */
+    private static void reuse(final ClassWriter cw, final String self, final String sup, final String pkg,
+                              final Method leakAware) {
+        final String block = "L" + BYTE_BUFFER + ";";
+        field(cw, NettyCopy.RECYCLE_FIELD, BI_PREDICATE);
+        cw.visitField(Opcodes.ACC_PRIVATE, NettyCopy.BLOCK_FIELD, block, null, null).visitEnd();
+
+        final MethodVisitor dealloc = cw.visitMethod(Opcodes.ACC_PROTECTED, "deallocate", "()V", null, null);
+        dealloc.visitCode();
+        final Label none = new Label();
+        final Label own = new Label();
+        dealloc.visitFieldInsn(Opcodes.GETSTATIC, self, NettyCopy.RECYCLE_FIELD, "L" + BI_PREDICATE + ";");
+        dealloc.visitInsn(Opcodes.DUP);
+        dealloc.visitJumpInsn(Opcodes.IFNULL, none);
+        dealloc.visitVarInsn(Opcodes.ALOAD, 0);
+        dealloc.visitFieldInsn(Opcodes.GETFIELD, self, "buffer", block); // Netty's field (same package)
+        dealloc.visitVarInsn(Opcodes.ALOAD, 0);
+        dealloc.visitFieldInsn(Opcodes.GETFIELD, self, NettyCopy.BLOCK_FIELD, block);
+        dealloc.visitJumpInsn(Opcodes.IF_ACMPNE, none); // grown: another block, Netty's deallocate frees it
+        dealloc.visitVarInsn(Opcodes.ALOAD, 0);
+        dealloc.visitVarInsn(Opcodes.ALOAD, 0);
+        dealloc.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "alloc", "()L" + pkg + "ByteBufAllocator;", false);
+        dealloc.visitMethodInsn(Opcodes.INVOKEINTERFACE, BI_PREDICATE, "test", "(L" + OBJECT + ";L" + OBJECT + ";)Z",
+            true);
+        dealloc.visitJumpInsn(Opcodes.IFEQ, own);
+        dealloc.visitInsn(Opcodes.RETURN);
+        dealloc.visitLabel(none);
+        dealloc.visitFrame(Opcodes.F_NEW, 1, new Object[] {self}, 1, new Object[] {OBJECT});
+        dealloc.visitInsn(Opcodes.POP);
+        dealloc.visitLabel(own);
+        dealloc.visitFrame(Opcodes.F_NEW, 1, new Object[] {self}, 0, new Object[0]);
+        dealloc.visitVarInsn(Opcodes.ALOAD, 0);
+        dealloc.visitMethodInsn(Opcodes.INVOKESPECIAL, sup, "deallocate", "()V", false);
+        dealloc.visitInsn(Opcodes.RETURN);
+        dealloc.visitMaxs(0, 0);
+        dealloc.visitEnd();
+
+        getter(cw, self, "get", "L" + OBJECT + ";", NettyCopy.BLOCK_FIELD);
+
+        final MethodVisitor apply = cw.visitMethod(Opcodes.ACC_PUBLIC, "apply", "(I)L" + OBJECT + ";", null, null);
+        apply.visitCode();
+        apply.visitVarInsn(Opcodes.ALOAD, 0);
+        apply.visitFieldInsn(Opcodes.GETFIELD, self, NettyCopy.BLOCK_FIELD, block);
+        apply.visitVarInsn(Opcodes.ASTORE, 2);
+        apply.visitVarInsn(Opcodes.ALOAD, 2);
+        apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, BYTE_BUFFER, "clear", "()" + block, false);
+        apply.visitVarInsn(Opcodes.ILOAD, 1);
+        apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, BYTE_BUFFER, "limit", "(I)" + block, false);
+        apply.visitInsn(Opcodes.POP);
+        apply.visitVarInsn(Opcodes.ALOAD, 0);
+        apply.visitVarInsn(Opcodes.ALOAD, 2);
+        apply.visitInsn(Opcodes.ICONST_0); // tryFree: no (it is the same block)
+        apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "setByteBuffer", "(" + block + "Z)V", false);
+        apply.visitVarInsn(Opcodes.ALOAD, 0);
+        apply.visitLdcInsn(Integer.MAX_VALUE);
+        apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "maxCapacity", "(I)V", false);
+        apply.visitVarInsn(Opcodes.ALOAD, 0);
+        apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "resetRefCnt", "()V", false);
+        apply.visitVarInsn(Opcodes.ALOAD, 0);
+        apply.visitInsn(Opcodes.ICONST_0);
+        apply.visitInsn(Opcodes.ICONST_0);
+        apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "setIndex0", "(II)V", false);
+        apply.visitVarInsn(Opcodes.ALOAD, 0);
+        apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "discardMarks", "()V", false);
+        apply.visitVarInsn(Opcodes.ALOAD, 0);
+        apply.visitMethodInsn(Opcodes.INVOKESTATIC, Type.getInternalName(leakAware.getDeclaringClass()),
+            leakAware.getName(), Type.getMethodDescriptor(leakAware), false);
+        apply.visitInsn(Opcodes.ARETURN);
+        apply.visitMaxs(0, 0);
+        apply.visitEnd();
     }
 
     /** {@code protected R name(int c)}: what the {@code IntFunction} in {@code field} answers, else {@code super.name(c)}. */
@@ -169,13 +265,7 @@ final class NettyClasses {
         init.visitMaxs(0, 0);
         init.visitEnd();
 
-        final MethodVisitor buffer = cw.visitMethod(Opcodes.ACC_PUBLIC, "buffer", "()L" + BYTE_BUFFER + ";", null, null);
-        buffer.visitCode();
-        buffer.visitVarInsn(Opcodes.ALOAD, 0);
-        buffer.visitFieldInsn(Opcodes.GETFIELD, self, NettyCopy.BUFFER_FIELD, "L" + BYTE_BUFFER + ";");
-        buffer.visitInsn(Opcodes.ARETURN);
-        buffer.visitMaxs(0, 0);
-        buffer.visitEnd();
+        getter(cw, self, "buffer", "L" + BYTE_BUFFER + ";", NettyCopy.BUFFER_FIELD);
 
         final MethodVisitor clean = cw.visitMethod(Opcodes.ACC_PUBLIC, "clean", "()V", null, null);
         clean.visitCode();
@@ -231,6 +321,18 @@ final class NettyClasses {
         apply.visitEnd();
         cw.visitEnd();
         return cw.toByteArray();
+    }
+
+    /** {@code public R name() { return this.field; }}, the field a {@code ByteBuffer}. */
+    private static void getter(final ClassWriter cw, final String self, final String name, final String returns,
+                               final String field) {
+        final MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PUBLIC, name, "()" + returns, null, null);
+        mv.visitCode();
+        mv.visitVarInsn(Opcodes.ALOAD, 0);
+        mv.visitFieldInsn(Opcodes.GETFIELD, self, field, "L" + BYTE_BUFFER + ";");
+        mv.visitInsn(Opcodes.ARETURN);
+        mv.visitMaxs(0, 0);
+        mv.visitEnd();
     }
 
     private static void field(final ClassWriter cw, final String name, final String type) {

@@ -15,6 +15,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
+import java.util.function.BiPredicate;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
 
@@ -41,6 +42,8 @@ final class NettyCopy {
     static final String GROW_CLEANABLE_FIELD = "kmem4jGrowCleanable";
     static final String RELEASE_FIELD = "kmem4jRelease";
     static final String BUFFER_FIELD = "kmem4jBuffer";
+    static final String RECYCLE_FIELD = "kmem4jRecycle";
+    static final String BLOCK_FIELD = "kmem4jBlock";
     /** The class every Netty allocator extends, by which a (relocated) copy is recognised. */
     static final String ABSTRACT_ALLOCATOR = "io.netty.buffer.AbstractByteBufAllocator";
 
@@ -59,9 +62,12 @@ final class NettyCopy {
     /** For the log: why a copy of Netty is left alone; null when served, or for a class of no Netty. */
     final String warning;
     private final AtomicBoolean announced = new AtomicBoolean();
+    /** Its buffers are kept for reuse when released ({@link ReleasedBuffers}): blocks of whole size classes. */
+    private final boolean reuses;
 
     private NettyCopy(final String prefix, final String description, final MethodHandle factory,
-                      final BiFunction<Object, Object, Object> unbounded, final String warning) {
+                      final BiFunction<Object, Object, Object> unbounded, final String warning, final boolean reuses) {
+        this.reuses = reuses;
         this.prefix = prefix;
         this.description = description;
         this.factory = factory;
@@ -70,7 +76,12 @@ final class NettyCopy {
     }
 
     static NettyCopy leftAlone(final String prefix, final String description, final String warning) {
-        return new NettyCopy(prefix, description, null, null, warning);
+        return new NettyCopy(prefix, description, null, null, warning, false);
+    }
+
+    /** @return true when this copy's buffers are kept for reuse: give them blocks of their whole size class */
+    boolean reuses() {
+        return reuses;
     }
 
     /** @return true the first time only: this copy is to be logged and listed in the bean (once). */
@@ -115,16 +126,19 @@ final class NettyCopy {
         if (cleanableType != null) {
             requireHook(base, "allocateDirectBuffer", cleanableType, int.class);
         }
+        final String noReuse = missingForReuse(base);
         openToKmem4j(base, inst);
         final MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(base, MethodHandles.lookup());
 
         final String pkg = buffer.replace('.', '/');
         final Class<?> cleanable = cleanableType == null ? null
             : define(lookup, loader, buffer + NettyClasses.CLEANABLE, () -> NettyClasses.cleanable(pkg, cleanableType));
-        final Class<?> buf = define(lookup, loader, buffer + NettyClasses.BYTE_BUF,
-            () -> NettyClasses.byteBuf(pkg, base, unsafe, allocatorType, cleanableType));
-
         final java.lang.reflect.Method leakAwareMethod = abstractAllocator.getDeclaredMethod("toLeakAwareBuffer", byteBuf);
+        final Class<?> buf = define(lookup, loader, buffer + NettyClasses.BYTE_BUF,
+            () -> NettyClasses.byteBuf(pkg, base, unsafe, allocatorType, cleanableType,
+                noReuse == null ? leakAwareMethod : null));
+        // a class defined earlier (a second agent) may have been made without the reuse members
+        final boolean reuses = noReuse == null && java.util.function.Supplier.class.isAssignableFrom(buf);
         final MethodHandle leakAware = lookup.unreflect(leakAwareMethod);
         @SuppressWarnings("unchecked")
         final BiFunction<Object, Object, Object> unbounded = (BiFunction<Object, Object, Object>) define(lookup, loader,
@@ -138,6 +152,9 @@ final class NettyCopy {
 
         setStatic(buf, GROW_FIELD, (IntFunction<ByteBuffer>) hooks::grow);
         setStatic(buf, RELEASE_FIELD, (Predicate<ByteBuffer>) hooks::release);
+        if (reuses) {
+            setStatic(buf, RECYCLE_FIELD, (BiPredicate<Object, Object>) hooks::recycle);
+        }
         if (cleanable != null) {
             setStatic(cleanable, RELEASE_FIELD, (Predicate<ByteBuffer>) hooks::release);
             final MethodHandle wrap = lookup.findConstructor(cleanable, MethodType.methodType(void.class, ByteBuffer.class))
@@ -146,7 +163,65 @@ final class NettyCopy {
         }
         final String version = version(prefix, loader, base.getPackage(), codeSource(base));
         return new NettyCopy(prefix, prefix + "io.netty " + version + " in "
-            + loader + ", buffers " + buf.getSimpleName() + " extends " + base.getSimpleName(), factory, unbounded, null);
+            + loader + ", buffers " + buf.getSimpleName() + " extends " + base.getSimpleName()
+            + (reuses ? ", released buffers reused per thread" : ", no reuse (" + noReuse + ")"),
+            factory, unbounded, null, reuses);
+    }
+
+    /**
+     * @return null when Netty's classes have every member {@code Kmem4jDirectByteBuf}'s reuse methods use
+     *         (NettyClasses), else what is missing; such a copy is still served, without reuse
+     */
+    static String missingForReuse(final Class<?> base) {
+        final String[][] members = {
+            // name, parameter types; fields as "field:name"
+            {"field:buffer"},
+            {"setByteBuffer", "java.nio.ByteBuffer", "boolean"},
+            {"maxCapacity", "int"},
+            {"resetRefCnt"},
+            {"setIndex0", "int", "int"},
+            {"discardMarks"},
+            {"deallocate"},
+        };
+        for (final String[] m : members) {
+            if (!hasMember(base, m)) {
+                return base.getSimpleName() + " has no " + String.join(" ", m);
+            }
+        }
+        return null;
+    }
+
+    /** A non-private, non-static member of {@code base} or a superclass in its package (accessible from it). */
+    private static boolean hasMember(final Class<?> base, final String[] m) {
+        for (Class<?> c = base; c != null && c.getPackageName().equals(base.getPackageName()); c = c.getSuperclass()) {
+            try {
+                final java.lang.reflect.Member found;
+                if (m[0].startsWith("field:")) {
+                    final Field f = c.getDeclaredField(m[0].substring("field:".length()));
+                    if (f.getType() != ByteBuffer.class) {
+                        return false;
+                    }
+                    found = f;
+                } else {
+                    final Class<?>[] parameters = new Class<?>[m.length - 1];
+                    for (int i = 1; i < m.length; i++) {
+                        parameters[i - 1] = switch (m[i]) {
+                            case "int" -> int.class;
+                            case "boolean" -> boolean.class;
+                            default -> ByteBuffer.class;
+                        };
+                    }
+                    found = c.getDeclaredMethod(m[0], parameters);
+                }
+                final int mod = found.getModifiers();
+                return !Modifier.isPrivate(mod) && !Modifier.isStatic(mod)
+                    && !(m[0].equals("deallocate") && Modifier.isFinal(mod)); // overridden
+
+            } catch (final NoSuchFieldException | NoSuchMethodException notHere) {
+                // look in the superclass
+            }
+        }
+        return false;
     }
 
     /**

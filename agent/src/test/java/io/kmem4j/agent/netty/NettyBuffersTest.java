@@ -53,6 +53,8 @@ class NettyBuffersTest {
         final Object served = hook.apply(netty, capacities(allocator.maxCapacity(), Integer.MAX_VALUE));
         assertThat(served).as("the largest class is served (control)").isInstanceOf(ByteBuf.class);
         assertThat(((ByteBuf) served).release()).isTrue();
+        assertThat(allocator.stats().liveBuffers()).as("kept for this thread's next buffer of its class").isEqualTo(1);
+        assertThat(hook.giveBackKept()).isEqualTo(1);
         assertThat(allocator.stats().liveBuffers()).isZero();
     }
 

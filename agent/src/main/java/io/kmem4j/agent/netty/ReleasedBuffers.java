@@ -1,0 +1,196 @@
+package io.kmem4j.agent.netty;
+
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+import io.kmem4j.core.SlabAllocator;
+
+/**
+ * Released kmem4j Netty buffers kept constructed for their thread's next allocation of the same size
+ * class: Bonwick's object caching (a freed object keeps its constructed state, so the next allocation
+ * skips construction), as Netty's own pooled buffers are recycled. A kept buffer is the generated
+ * {@code Kmem4jDirectByteBuf} with its block: the {@code ByteBuf}, its reference count object (4.2) and
+ * the block's {@code DirectByteBuffer} are reused, so a Netty buffer costs no garbage and no pass
+ * through the slab allocator.
+ *
+ * <pre>
+ *   Netty release (refCnt 0) ─▶ deallocate() ─▶ push: this thread's stack of its size class
+ *                                                (full, another allocator's, a grown buffer: the block goes back to kmem4j)
+ *   newDirectBuffer(n)       ─▶ pop: this thread's stack of n's class ─▶ reset (indices, marks, refCnt 1,
+ *                                                capacity n, max capacity) ─▶ Netty's leak detection
+ *   thread ended             ─▶ the reaper's next pass gives its stacks' blocks back to kmem4j
+ * </pre>
+ *
+ * <p>Bounds: per thread and size class at most {@value #MAX_PER_CLASS} buffers and
+ * {@value #CLASS_BYTES} bytes of blocks (at least one buffer), per thread at most {@value #THREAD_BYTES}
+ * bytes. A live thread keeps its stacks while it lives, idle or not (at most those bounds); an ended
+ * thread's are given back within one reaper interval. Virtual threads and kmem4j's own threads keep
+ * nothing (their buffers go straight back to kmem4j).
+ *
+ * <p>Threads: {@link #pop} and {@link #push} on the calling thread's own stacks only (no lock, no
+ * atomic); {@link #giveBackEnded} from the reaper, for threads that have ended.
+ */
+final class ReleasedBuffers {
+    static final int MAX_PER_CLASS = 32;
+    static final int CLASS_BYTES = 128 * 1024;
+    static final int THREAD_BYTES = 512 * 1024;
+
+    private final SlabAllocator allocator;
+    private final ThreadLocal<Stacks> local = new ThreadLocal<>();
+    /** Every platform thread's stacks, for {@link #giveBackEnded}. */
+    private final Map<Thread, Stacks> byThread = new ConcurrentHashMap<>();
+    /** Marks a thread that keeps nothing (virtual, kmem4j's own). */
+    private final Stacks none;
+
+    ReleasedBuffers(final SlabAllocator allocator) {
+        this.allocator = allocator;
+        this.none = new Stacks(null, 0);
+    }
+
+    /**
+     * @param nettyAllocator the allocator asking ({@code alloc()} of the buffer returned)
+     * @param cls            the size class of the capacity asked for
+     * @return a released buffer of that class and allocator, taken off this thread's stack (to be reset
+     *         by the caller), or {@code null}
+     */
+    Object pop(final Object nettyAllocator, final int cls) {
+        final Stacks s = local.get();
+        if (s == null || s.nettyAllocator != nettyAllocator) {
+            return null;
+        }
+        final int n = s.counts[cls];
+        if (n == 0) {
+            return null;
+        }
+        final Object[] stack = s.buffers[cls];
+        final Object b = stack[n - 1];
+        stack[n - 1] = null;
+        s.counts[cls] = n - 1;
+        s.bytes -= allocator.sizeClassBytes(cls);
+        return b;
+    }
+
+    /**
+     * Keeps a buffer Netty released on this thread for reuse.
+     *
+     * @param buffer         the {@code Kmem4jDirectByteBuf}, whose {@link Supplier#get()} is its block
+     * @param nettyAllocator its {@code alloc()}
+     * @param cls            the size class of its block
+     * @return true when kept; false when the caller must give the block back to kmem4j
+     */
+    boolean push(final Object buffer, final Object nettyAllocator, final int cls) {
+        Stacks s = local.get();
+        if (s == null) {
+            s = attach();
+        }
+        if (s.nettyAllocator != nettyAllocator) {
+            if (s == none || s.bytes != 0) {
+                return false; // a thread keeps one allocator's buffers at a time
+            }
+            s.nettyAllocator = nettyAllocator;
+        }
+        final int size = allocator.sizeClassBytes(cls);
+        final int n = s.counts[cls];
+        if (n >= Math.max(1, Math.min(MAX_PER_CLASS, CLASS_BYTES / size)) || s.bytes + size > THREAD_BYTES) {
+            return false;
+        }
+        Object[] stack = s.buffers[cls];
+        if (stack == null) {
+            stack = s.buffers[cls] = new Object[Math.max(1, Math.min(MAX_PER_CLASS, CLASS_BYTES / size))];
+        }
+        stack[n] = buffer;
+        s.counts[cls] = n + 1;
+        s.bytes += size;
+        return true;
+    }
+
+    private Stacks attach() {
+        final Thread t = Thread.currentThread();
+        final Stacks s;
+        if (isVirtual(t) || t instanceof io.kmem4j.agent.bridge.AgentThread) {
+            s = none;
+        } else {
+            s = new Stacks(t, allocator.sizeClassCount());
+            byThread.put(t, s);
+        }
+        local.set(s);
+        return s;
+    }
+
+    private static boolean isVirtual(final Thread t) {
+        // Thread.isVirtual() is JDK 21; its class (java.lang.VirtualThread, ThreadBuilders$BoundVirtualThread) says it on 17
+        return t.getClass().getName().contains("VirtualThread");
+    }
+
+    /**
+     * The reaper: gives back to kmem4j the blocks of the stacks of threads that have ended (their writes
+     * are visible once {@code isAlive()} is false). Threads: one caller at a time (the reaper's pass).
+     *
+     * @return buffers given back
+     */
+    long giveBackEnded() {
+        long given = 0;
+        for (final java.util.Iterator<Stacks> it = byThread.values().iterator(); it.hasNext(); ) {
+            final Stacks s = it.next();
+            if (s.owner.isAlive()) {
+                continue;
+            }
+            it.remove();
+            given += giveBack(s);
+        }
+        return given;
+    }
+
+    /**
+     * Gives back to kmem4j the blocks of the calling thread's stacks (it keeps nothing until it releases
+     * again). Threads: the owner.
+     *
+     * @return buffers given back
+     */
+    long giveBackMine() {
+        final Stacks s = local.get();
+        return s == null ? 0 : giveBack(s);
+    }
+
+    private long giveBack(final Stacks s) {
+        long given = 0;
+        for (int cls = 0; cls < s.counts.length; cls++) {
+            for (int i = 0; i < s.counts[cls]; i++) {
+                final ByteBuffer block = (ByteBuffer) ((Supplier<?>) s.buffers[cls][i]).get();
+                s.buffers[cls][i] = null;
+                allocator.freeIfExplicit(block);
+                given++;
+            }
+            s.counts[cls] = 0;
+        }
+        s.bytes = 0;
+        return given;
+    }
+
+    /** @return bytes of blocks kept in live and not yet reaped threads' stacks (a racy sum, for the bean) */
+    long keptBytes() {
+        long sum = 0;
+        for (final Stacks s : byThread.values()) {
+            sum += s.bytes;
+        }
+        return sum;
+    }
+
+    /** One thread's stacks; written by that thread only (read by {@link #keptBytes} racily, by the reaper after it ended). */
+    private static final class Stacks {
+        final Thread owner;
+        /** The Netty allocator whose buffers these are (set by a push when the stacks are empty); {@code null} until then. */
+        Object nettyAllocator;
+        final Object[][] buffers;
+        final int[] counts;
+        long bytes;
+
+        Stacks(final Thread owner, final int classes) {
+            this.owner = owner;
+            this.buffers = new Object[classes][];
+            this.counts = new int[classes];
+        }
+    }
+}

@@ -1,0 +1,179 @@
+package io.kmem4j.agent.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.kmem4j.core.SlabAllocator;
+import io.kmem4j.core.SlabAllocatorConfig;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Released Netty buffers kept, constructed, for their thread's next buffer of the same size class. */
+class ReleasedBuffersTest {
+    private final SlabAllocator allocator = new SlabAllocator(NettyBuffers.configFor(SlabAllocatorConfig.defaults()));
+    private final NettyBuffers hook = new NettyBuffers(allocator, null);
+    private final PooledByteBufAllocator netty = new PooledByteBufAllocator(true);
+
+    @AfterEach
+    void close() {
+        allocator.close();
+    }
+
+    @Test
+    void aReleasedBufferIsServedAgainToItsThreadWithTheShapeOfANewOne() {
+        final ByteBuf first = buffer(1000, Integer.MAX_VALUE);
+        final Object object = unwrapped(first);
+        final long address = first.memoryAddress();
+        first.writeLong(42).writeInt(7).markWriterIndex().readByte();
+        first.markReaderIndex();
+        first.retain();
+        assertThat(first.release()).isFalse();
+        assertThat(first.release()).as("reference count 0").isTrue();
+        assertThat(hook.reused.sum()).isZero();
+        assertThat(allocator.stats().liveBuffers()).as("its block kept with it").isEqualTo(1);
+        assertThat(hook.keptBytes()).isEqualTo(1024);
+
+        final ByteBuf again = buffer(900, Integer.MAX_VALUE); // the same size class (897..1024)
+        assertThat(unwrapped(again)).as("the same object, reset").isSameAs(object);
+        assertThat(hook.reused.sum()).isEqualTo(1);
+        assertThat(hook.keptBytes()).isZero();
+        assertThat(again.refCnt()).isEqualTo(1);
+        assertThat(again.capacity()).isEqualTo(900);
+        assertThat(again.maxCapacity()).isEqualTo(Integer.MAX_VALUE);
+        assertThat(again.readerIndex()).isZero();
+        assertThat(again.writerIndex()).isZero();
+        assertThat(again.order()).isEqualTo(ByteOrder.BIG_ENDIAN);
+        assertThat(again.isDirect()).isTrue();
+        assertThat(again.memoryAddress()).isEqualTo(address);
+        assertThat(again.nioBuffer(0, 900).remaining()).isEqualTo(900);
+        assertThat(again.nioBufferCount()).isEqualTo(1);
+        again.writerIndex(10).resetReaderIndex().resetWriterIndex();
+        assertThat(again.readerIndex()).as("marks of the last user discarded").isZero();
+        assertThat(again.writerIndex()).isZero();
+        assertThat(again.writableBytes()).isEqualTo(900);
+
+        again.writerIndex(900).setInt(896, 0x0102_0304);
+        again.capacity(2000); // grown: another block; the kept one goes back
+        assertThat(again.getInt(896)).isEqualTo(0x0102_0304);
+        assertThat(again.release()).isTrue();
+        assertThat(hook.keptBytes()).as("a grown buffer is not kept").isZero();
+        assertThat(allocator.stats().liveBuffers()).isZero();
+        assertThat(hook.releases.sum()).isEqualTo(hook.buffers.sum() + hook.grown.sum());
+        assertThat(hook.failures()).isZero();
+    }
+
+    @Test
+    void keptBuffersAreBoundedPerClassAndTheRestGoBack() {
+        final List<ByteBuf> small = new ArrayList<>();
+        final List<ByteBuf> large = new ArrayList<>();
+        for (int i = 0; i < ReleasedBuffers.MAX_PER_CLASS + 8; i++) {
+            small.add(buffer(256, Integer.MAX_VALUE));
+        }
+        for (int i = 0; i < 4; i++) {
+            large.add(buffer(65536, Integer.MAX_VALUE));
+        }
+        small.forEach(ByteBuf::release);
+        large.forEach(ByteBuf::release);
+        final int largeKept = ReleasedBuffers.CLASS_BYTES / 65536;
+        assertThat(allocator.stats().liveBuffers()).isEqualTo(ReleasedBuffers.MAX_PER_CLASS + largeKept);
+        assertThat(hook.keptBytes()).isEqualTo(ReleasedBuffers.MAX_PER_CLASS * 256L + largeKept * 65536L);
+        assertThat(hook.giveBackKept()).isEqualTo(ReleasedBuffers.MAX_PER_CLASS + largeKept);
+        assertThat(allocator.stats().liveBuffers()).isZero();
+        assertThat(hook.keptBytes()).isZero();
+    }
+
+    @Test
+    void anEndedThreadsKeptBuffersGoBackAtTheNextReaperPass() throws InterruptedException {
+        final ByteBuf mine = buffer(4096, Integer.MAX_VALUE);
+        final Thread t = new Thread(() -> {
+            final List<ByteBuf> bufs = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                bufs.add(buffer(2048, Integer.MAX_VALUE));
+            }
+            bufs.forEach(ByteBuf::release);
+            mine.release(); // released here: kept by this thread, not by the one that allocated it
+        });
+        t.start();
+        t.join();
+        assertThat(allocator.stats().liveBuffers()).isEqualTo(11);
+        assertThat(hook.keptBytes()).isEqualTo(10 * 2048L + 4096);
+        final ByteBuf fresh = buffer(4096, Integer.MAX_VALUE);
+        assertThat(unwrapped(fresh)).as("another thread's kept buffer is not this thread's").isNotSameAs(unwrapped(mine));
+        fresh.release();
+        assertThat(hook.giveBackKept()).isEqualTo(1);
+        allocator.trim(); // runs the reaper's task: the ended thread's buffers go back
+        assertThat(allocator.stats().liveBuffers()).isZero();
+        assertThat(hook.keptBytes()).isZero();
+        assertThat(allocator.stats().hookFailures()).isZero();
+    }
+
+    @Test
+    void aThreadKeepsOneAllocatorsBuffersAndServesThemToThatAllocatorOnly() {
+        final PooledByteBufAllocator other = new PooledByteBufAllocator(true);
+        final ByteBuf a = buffer(512, Integer.MAX_VALUE);
+        final Object kept = unwrapped(a);
+        a.release();
+        final ByteBuf b = (ByteBuf) hook.apply(other, capacities(512, Integer.MAX_VALUE));
+        assertThat(unwrapped(b)).isNotSameAs(kept);
+        assertThat(b.alloc()).isSameAs(other);
+        b.release(); // another allocator's while this thread keeps the first's: back at once
+        assertThat(allocator.stats().liveBuffers()).isEqualTo(1);
+        final ByteBuf c = buffer(512, Integer.MAX_VALUE);
+        assertThat(unwrapped(c)).isSameAs(kept);
+        assertThat(c.alloc()).isSameAs(netty);
+        c.release();
+        assertThat(hook.giveBackKept()).isEqualTo(1);
+        assertThat(allocator.stats().liveBuffers()).isZero();
+    }
+
+    @Test
+    void aBoundedRequestGetsANewBufferAndAKeptOneGetsTheDefaultMaxCapacityBack() {
+        final ByteBuf bounded = buffer(100, 1000);
+        final Object kept = unwrapped(bounded);
+        assertThat(bounded.maxCapacity()).isEqualTo(1000);
+        bounded.release();
+        final ByteBuf again = buffer(100, 1000);
+        assertThat(unwrapped(again)).as("kept buffers serve Netty's default max capacity only").isNotSameAs(kept);
+        assertThat(again.maxCapacity()).isEqualTo(1000);
+        final ByteBuf unbounded = buffer(100, Integer.MAX_VALUE);
+        assertThat(unwrapped(unbounded)).isSameAs(kept);
+        assertThat(unbounded.maxCapacity()).isEqualTo(Integer.MAX_VALUE);
+        again.release();
+        unbounded.release();
+        hook.giveBackKept();
+        assertThat(allocator.stats().liveBuffers()).isZero();
+    }
+
+    @Test
+    void afterStoppingReleasedBuffersGoBackAtOnce() {
+        final ByteBuf b = buffer(300, Integer.MAX_VALUE);
+        hook.stopAllocating();
+        b.release();
+        assertThat(hook.keptBytes()).isZero();
+        assertThat(allocator.stats().liveBuffers()).isZero();
+    }
+
+    private ByteBuf buffer(final int initial, final int max) {
+        final ByteBuf b = (ByteBuf) hook.apply(netty, capacities(initial, max));
+        assertThat(b).as("served").isNotNull();
+        return b;
+    }
+
+    /** Under Netty's leak-detection wrapper, when this buffer was sampled. */
+    private static Object unwrapped(final ByteBuf buf) {
+        ByteBuf b = buf;
+        while (b.getClass().getSimpleName().contains("LeakAware")) {
+            b = b.unwrap();
+        }
+        return b;
+    }
+
+    private static Long capacities(final int initial, final int max) {
+        return (long) max << 32 | (initial & 0xFFFF_FFFFL);
+    }
+}
