@@ -117,7 +117,11 @@ final class Reaper {
         }
     }
 
-    /** Tasks of the layers above ({@link SlabAllocator#onReap}), run after each pass and trim. */
+    /**
+     * Tasks of the layers above ({@link SlabAllocator#onReap}), run at the start of each pass, on
+     * whichever thread runs it (the reaper, a {@code trim()} or {@code close()} caller, an allocating
+     * thread relieving the budget): a task must tolerate concurrent runs.
+     */
     private final java.util.List<Runnable> tasks = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     void onReap(final Runnable task) {

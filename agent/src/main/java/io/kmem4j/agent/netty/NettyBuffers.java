@@ -197,7 +197,7 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
         try {
             final int max = (int) (c >>> 32);
             final int cls = allocator.sizeClassIndex(initial);
-            if (max == Integer.MAX_VALUE && (kept = released.pop(nettyAllocator, cls)) != null) {
+            if ((kept = released.pop(nettyAllocator, cls, max == Integer.MAX_VALUE)) != null) {
                 @SuppressWarnings("unchecked")
                 final Object buf = ((IntFunction<Object>) kept).apply(initial); // reset, through Netty's leak detection
                 buffers.increment();

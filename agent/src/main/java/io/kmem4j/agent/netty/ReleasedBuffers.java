@@ -23,11 +23,19 @@ import io.kmem4j.core.SlabAllocator;
  *   thread ended             ─▶ the reaper's next pass gives its stacks' blocks back to kmem4j
  * </pre>
  *
+ * <p>Who keeps: a thread that allocates Netty buffers through kmem4j (an event loop), for one Netty
+ * allocator at a time; a thread that only releases (an application executor handling inbound
+ * buffers) keeps nothing, its releases go straight back to kmem4j (deferred remote frees when another
+ * thread's). So, as with Netty's thread caches, a kept buffer waits where buffers are made. Virtual
+ * threads and kmem4j's own threads keep nothing.
+ *
  * <p>Bounds: per thread and size class at most {@value #MAX_PER_CLASS} buffers and
  * {@value #CLASS_BYTES} bytes of blocks (at least one buffer), per thread at most {@value #THREAD_BYTES}
- * bytes. A live thread keeps its stacks while it lives, idle or not (at most those bounds); an ended
- * thread's are given back within one reaper interval. Virtual threads and kmem4j's own threads keep
- * nothing (their buffers go straight back to kmem4j).
+ * bytes; at most {@link #maxThreads} threads keep (so all kept blocks stay within 16 MiB and 1/16 of
+ * the direct-memory limit). A live thread keeps its stacks while it lives, idle or not; it gives them
+ * back when it releases a buffer of another Netty allocator (and lets go of the first, so a web
+ * application's copy of Netty is not pinned by a container's threads); an ended thread's are given
+ * back within one reaper interval.
  *
  * <p>Threads: {@link #pop} and {@link #push} on the calling thread's own stacks only (no lock, no
  * atomic); {@link #giveBackEnded} from the reaper, for threads that have ended.
@@ -35,29 +43,44 @@ import io.kmem4j.core.SlabAllocator;
 final class ReleasedBuffers {
     static final int MAX_PER_CLASS = 32;
     static final int CLASS_BYTES = 128 * 1024;
-    static final int THREAD_BYTES = 512 * 1024;
+    static final int THREAD_BYTES = 256 * 1024;
+    static final long MAX_KEPT_BYTES = 16L * 1024 * 1024;
 
     private final SlabAllocator allocator;
     private final ThreadLocal<Stacks> local = new ThreadLocal<>();
     /** Every platform thread's stacks, for {@link #giveBackEnded}. */
     private final Map<Thread, Stacks> byThread = new ConcurrentHashMap<>();
-    /** Marks a thread that keeps nothing (virtual, kmem4j's own). */
+    /** Marks a thread that keeps nothing (virtual, kmem4j's own, beyond {@link #maxThreads}). */
     private final Stacks none;
+    /** At most this many threads keep buffers at a time (entries of {@link #byThread}). */
+    final int maxThreads;
 
     ReleasedBuffers(final SlabAllocator allocator) {
+        this(allocator, SlabAllocator.directMemoryLimit());
+    }
+
+    /** @param directLimit the JVM's direct-memory limit, bytes, or -1 when unknown */
+    ReleasedBuffers(final SlabAllocator allocator, final long directLimit) {
         this.allocator = allocator;
         this.none = new Stacks(null, 0);
+        final long kept = directLimit > 0 ? Math.min(MAX_KEPT_BYTES, directLimit / 16) : MAX_KEPT_BYTES;
+        this.maxThreads = (int) Math.max(1, kept / THREAD_BYTES);
     }
 
     /**
      * @param nettyAllocator the allocator asking ({@code alloc()} of the buffer returned)
      * @param cls            the size class of the capacity asked for
+     * @param reusable       false when a kept buffer cannot serve the request (a max capacity other than
+     *                       Netty's default): only registers this thread as one that allocates
      * @return a released buffer of that class and allocator, taken off this thread's stack (to be reset
      *         by the caller), or {@code null}
      */
-    Object pop(final Object nettyAllocator, final int cls) {
-        final Stacks s = local.get();
-        if (s == null || s.nettyAllocator != nettyAllocator) {
+    Object pop(final Object nettyAllocator, final int cls, final boolean reusable) {
+        Stacks s = local.get();
+        if (s == null) {
+            s = attach(); // the first buffer this thread allocates: from now on it keeps what it releases
+        }
+        if (s.nettyAllocator != nettyAllocator || !reusable) {
             return null;
         }
         final int n = s.counts[cls];
@@ -68,7 +91,9 @@ final class ReleasedBuffers {
         final Object b = stack[n - 1];
         stack[n - 1] = null;
         s.counts[cls] = n - 1;
-        s.bytes -= allocator.sizeClassBytes(cls);
+        if ((s.bytes -= allocator.sizeClassBytes(cls)) == 0) {
+            s.nettyAllocator = null; // holds no class loader while it keeps nothing
+        }
         return b;
     }
 
@@ -81,13 +106,13 @@ final class ReleasedBuffers {
      * @return true when kept; false when the caller must give the block back to kmem4j
      */
     boolean push(final Object buffer, final Object nettyAllocator, final int cls) {
-        Stacks s = local.get();
-        if (s == null) {
-            s = attach();
+        final Stacks s = local.get();
+        if (s == null || s == none) {
+            return false; // a thread that never allocated keeps nothing
         }
         if (s.nettyAllocator != nettyAllocator) {
-            if (s == none || s.bytes != 0) {
-                return false; // a thread keeps one allocator's buffers at a time
+            if (s.bytes != 0) {
+                giveBack(s); // one allocator's buffers at a time: the last one released
             }
             s.nettyAllocator = nettyAllocator;
         }
@@ -109,8 +134,8 @@ final class ReleasedBuffers {
     private Stacks attach() {
         final Thread t = Thread.currentThread();
         final Stacks s;
-        if (isVirtual(t) || t instanceof io.kmem4j.agent.bridge.AgentThread) {
-            s = none;
+        if (isVirtual(t) || t instanceof io.kmem4j.agent.bridge.AgentThread || byThread.size() >= maxThreads) {
+            s = none; // (a racy bound: racing first allocations may pass it by a few threads)
         } else {
             s = new Stacks(t, allocator.sizeClassCount());
             byThread.put(t, s);
@@ -126,7 +151,8 @@ final class ReleasedBuffers {
 
     /**
      * The reaper: gives back to kmem4j the blocks of the stacks of threads that have ended (their writes
-     * are visible once {@code isAlive()} is false). Threads: one caller at a time (the reaper's pass).
+     * are visible once {@code isAlive()} is false). Threads: any; concurrent callers each claim a
+     * thread's stacks by removing them from the map, so each is given back once.
      *
      * @return buffers given back
      */
@@ -134,11 +160,9 @@ final class ReleasedBuffers {
         long given = 0;
         for (final java.util.Iterator<Stacks> it = byThread.values().iterator(); it.hasNext(); ) {
             final Stacks s = it.next();
-            if (s.owner.isAlive()) {
-                continue;
+            if (!s.owner.isAlive() && byThread.remove(s.owner, s)) {
+                given += giveBack(s);
             }
-            it.remove();
-            given += giveBack(s);
         }
         return given;
     }
@@ -166,6 +190,7 @@ final class ReleasedBuffers {
             s.counts[cls] = 0;
         }
         s.bytes = 0;
+        s.nettyAllocator = null;
         return given;
     }
 

@@ -15,7 +15,9 @@ import org.junit.jupiter.api.Test;
 
 /** Released Netty buffers kept, constructed, for their thread's next buffer of the same size class. */
 class ReleasedBuffersTest {
-    private final SlabAllocator allocator = new SlabAllocator(NettyBuffers.configFor(SlabAllocatorConfig.defaults()));
+    /** No background reaper pass during a test (one would give back an ended thread's buffers early). */
+    private final SlabAllocator allocator = new SlabAllocator(NettyBuffers.configFor(
+        SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build()));
     private final NettyBuffers hook = new NettyBuffers(allocator, null);
     private final PooledByteBufAllocator netty = new PooledByteBufAllocator(true);
 
@@ -113,21 +115,90 @@ class ReleasedBuffersTest {
     }
 
     @Test
-    void aThreadKeepsOneAllocatorsBuffersAndServesThemToThatAllocatorOnly() {
+    void aThreadKeepsTheBuffersOfTheLastAllocatorItReleasedAndServesThemToThatAllocatorOnly() {
         final PooledByteBufAllocator other = new PooledByteBufAllocator(true);
         final ByteBuf a = buffer(512, Integer.MAX_VALUE);
         final Object kept = unwrapped(a);
         a.release();
         final ByteBuf b = (ByteBuf) hook.apply(other, capacities(512, Integer.MAX_VALUE));
-        assertThat(unwrapped(b)).isNotSameAs(kept);
+        assertThat(unwrapped(b)).as("kept for another allocator").isNotSameAs(kept);
         assertThat(b.alloc()).isSameAs(other);
-        b.release(); // another allocator's while this thread keeps the first's: back at once
+        final Object keptB = unwrapped(b);
+        b.release(); // another allocator's: the first's kept buffer goes back, this one is kept
         assertThat(allocator.stats().liveBuffers()).isEqualTo(1);
+        assertThat(hook.keptBytes()).isEqualTo(512);
         final ByteBuf c = buffer(512, Integer.MAX_VALUE);
-        assertThat(unwrapped(c)).isSameAs(kept);
+        assertThat(unwrapped(c)).isNotSameAs(kept).isNotSameAs(keptB);
         assertThat(c.alloc()).isSameAs(netty);
+        final ByteBuf d = (ByteBuf) hook.apply(other, capacities(512, Integer.MAX_VALUE));
+        assertThat(unwrapped(d)).isSameAs(keptB);
+        assertThat(d.alloc()).isSameAs(other);
+        d.release();
         c.release();
         assertThat(hook.giveBackKept()).isEqualTo(1);
+        assertThat(allocator.stats().liveBuffers()).isZero();
+        assertThat(allocator.stats().doubleFrees()).isZero();
+    }
+
+    @Test
+    void aThreadThatNeverAllocatedKeepsNothing() throws InterruptedException {
+        final ByteBuf b = buffer(1000, Integer.MAX_VALUE);
+        final Thread t = new Thread(b::release);
+        t.start();
+        t.join();
+        assertThat(hook.keptBytes()).isZero();
+        assertThat(allocator.stats().liveBuffers()).as("back to kmem4j at once").isZero();
+        assertThat(hook.releases.sum()).isEqualTo(1);
+    }
+
+    @Test
+    void aThreadKeepsAtMostItsShareAndAtMostMaxThreadsThreadsKeep() throws InterruptedException {
+        for (int kib = 1; kib <= 64; kib++) { // one buffer of every size class from 1 to 64 KiB, kept in turn
+            buffer(kib * 1024, Integer.MAX_VALUE).release();
+        }
+        assertThat(hook.keptBytes()).isPositive().isLessThanOrEqualTo(ReleasedBuffers.THREAD_BYTES);
+        hook.giveBackKept();
+
+        final ReleasedBuffers small = new ReleasedBuffers(allocator, 64L * 1024 * 1024); // a 64 MiB limit: 4 MiB kept
+        assertThat(small.maxThreads).isEqualTo(4 * 1024 * 1024 / ReleasedBuffers.THREAD_BYTES);
+        final Object nettyAllocator = new Object();
+        final int cls = allocator.sizeClassIndex(4096);
+        final java.util.concurrent.atomic.AtomicInteger kept = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger popped = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.CountDownLatch end = new java.util.concurrent.CountDownLatch(1);
+        final List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < small.maxThreads + 8; i++) {
+            final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+            final Thread t = new Thread(() -> {
+                if (small.pop(nettyAllocator, cls, true) != null) { // its first allocation: nothing kept yet
+                    popped.incrementAndGet();
+                }
+                final java.nio.ByteBuffer block = allocator.allocateExplicit(4096);
+                if (small.push((java.util.function.Supplier<Object>) () -> block, nettyAllocator, cls)) {
+                    kept.incrementAndGet();
+                } else {
+                    allocator.free(block);
+                }
+                done.countDown();
+                try {
+                    end.await();
+                } catch (final InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            threads.add(t);
+            t.start();
+            done.await(); // one at a time: the bound is exact when first allocations do not race
+        }
+        assertThat(popped.get()).isZero();
+        assertThat(kept.get()).isEqualTo(small.maxThreads);
+        assertThat(small.keptBytes()).isEqualTo(small.maxThreads * 4096L);
+        end.countDown();
+        for (final Thread t : threads) {
+            t.join();
+        }
+        assertThat(small.giveBackEnded()).isEqualTo(small.maxThreads);
+        assertThat(small.giveBackEnded()).as("given back once").isZero();
         assertThat(allocator.stats().liveBuffers()).isZero();
     }
 
