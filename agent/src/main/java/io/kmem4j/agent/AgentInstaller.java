@@ -258,6 +258,7 @@ public final class AgentInstaller {
             return;
         }
         SlabAllocator.checkJdk(); // at start, not at the first allocation: an unsupported JDK is said at once
+        io.kmem4j.agent.bridge.NativeHeapTrim.configure(config.trimNativeHeap);
         final LazyAllocator lazy = new LazyAllocator(config.allocator, config.ownedLifecycle, inst, members,
             new java.util.function.Consumer<String>() { // not a lambda: none spun in premain
                 @Override
@@ -374,7 +375,9 @@ public final class AgentInstaller {
                 + " java.nio.Kmem4jBridge in this JVM without the field it needs; Netty keeps its own allocators");
             return null;
         }
-        final NettyBuffers buffers = new NettyBuffers(new SlabAllocator(NettyBuffers.configFor(config.allocator)), inst);
+        final SlabAllocator nettyAllocator = new SlabAllocator(NettyBuffers.configFor(config.allocator));
+        io.kmem4j.agent.bridge.NativeHeapTrim.watchForAgent(nettyAllocator);
+        final NettyBuffers buffers = new NettyBuffers(nettyAllocator, inst);
         members.nettyBuffer.set(buffers);
         final NettyTransformer transformer = new NettyTransformer(members.nettyBuffer);
         transformer.install(inst);

@@ -146,6 +146,14 @@ public final class SlabAllocator implements AutoCloseable {
         return maxCapacity;
     }
 
+    /**
+     * @return the JVM's direct-memory limit ({@code -XX:MaxDirectMemorySize}, or the heap's maximum by
+     *         default), bytes, as {@code java.nio.Bits} counts against it; -1 when it cannot be read
+     */
+    public static long directMemoryLimit() {
+        return DirectMemoryLimit.bytes();
+    }
+
     /** @return how many size classes this allocator has. */
     public int sizeClassCount() {
         return classes.count();
@@ -168,11 +176,12 @@ public final class SlabAllocator implements AutoCloseable {
     }
 
     /**
-     * Runs {@code task} at the start of each reaper pass (every {@code reapIntervalMillis}, on the
-     * reaper thread) and of each {@link #trim()} (on its caller): for a layer above this allocator that
-     * keeps blocks per thread and must give back those of ended threads, which that same pass then
-     * reaps. A task that throws is counted in {@link AllocatorStats#hookFailures()} and runs again next
-     * pass. Threads: any.
+     * Runs {@code task} at the start of each reaper pass: every {@code reapIntervalMillis} on the reaper
+     * thread, and on the caller of {@link #trim()}, {@link #close()} or of an allocation that relieves
+     * the direct-memory budget. For a layer above this allocator that keeps blocks per thread and must
+     * give back those of ended threads, which that same pass then reaps. Runs may overlap: a task must
+     * be safe to run on two threads at once. A task that throws is counted in
+     * {@link AllocatorStats#hookFailures()} and runs again next pass. Threads: any.
      *
      * @param task short, non-blocking; it must not call {@link #trim()}
      * @throws NullPointerException {@code "task"} when {@code task} is null

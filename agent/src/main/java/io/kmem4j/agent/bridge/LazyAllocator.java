@@ -303,7 +303,9 @@ public final class LazyAllocator implements IntFunction<Object> {
     private Interceptor start() {
         final long begin = System.nanoTime();
         final String notOwned = ownedLifecycle ? OwnedLifecycleInstaller.install(inst, bridge) : "ownedLifecycle=false";
-        final Interceptor result = new Interceptor(factory == null ? new SlabAllocator(config) : factory.apply(config));
+        final SlabAllocator allocator = factory == null ? new SlabAllocator(config) : factory.apply(config);
+        NativeHeapTrim.watchForAgent(allocator);
+        final Interceptor result = new Interceptor(allocator);
         try {
             if (notOwned != null && ownedLifecycle) {
                 AgentLog.get(LazyAllocator.class).warn("tracked buffers keep the JDK's cleaner list (its global lock): {}",

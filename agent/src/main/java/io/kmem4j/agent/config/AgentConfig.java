@@ -35,6 +35,7 @@ public final class AgentConfig {
     static final String LOG_LEVEL = "logLevel";
     static final String CONFIG_FILE = "configFile";
     static final String OWNED_LIFECYCLE = "ownedLifecycle";
+    static final String TRIM_NATIVE_HEAP = "trimNativeHeap";
     static final String PRESETS = "presets";
     static final String POOLS = "pools";
     static final String EXCLUDE_CALLERS = "excludeCallers";
@@ -52,6 +53,8 @@ public final class AgentConfig {
     public final String logLevel;
     /** Keep tracked buffers' JDK cleaners out of the JDK's list ({@code ownedLifecycle}, default true). */
     public final boolean ownedLifecycle;
+    /** After kmem4j gives chunks back, have the JVM trim the C heap ({@code trimNativeHeap}, default true). */
+    public final boolean trimNativeHeap;
     public final SlabAllocatorConfig allocator;
     /** The pools kmem4j serves: the presets' first, then {@code pools}. */
     public final java.util.List<PoolSpec> pools;
@@ -75,13 +78,15 @@ public final class AgentConfig {
     static final java.util.Set<String> BUILD_VARIABLES = java.util.Set.of("KMEM4J_TEST_JDKS", "KMEM4J_SMOKE_JDKS");
 
     private AgentConfig(final boolean enabled, final boolean summary, final String logLevel,
-                        final boolean ownedLifecycle, final SlabAllocatorConfig allocator, final java.util.List<PoolSpec> pools,
+                        final boolean ownedLifecycle, final boolean trimNativeHeap, final SlabAllocatorConfig allocator,
+                        final java.util.List<PoolSpec> pools,
                         final java.util.List<String> excludeCallers, final boolean nettyAllocator,
                         final Map<String, String> effective) {
         this.enabled = enabled;
         this.summary = summary;
         this.logLevel = logLevel;
         this.ownedLifecycle = ownedLifecycle;
+        this.trimNativeHeap = trimNativeHeap;
         this.allocator = allocator;
         this.pools = pools;
         this.excludeCallers = excludeCallers;
@@ -241,6 +246,7 @@ public final class AgentConfig {
         boolean summary = false;
         String logLevel = "info";
         boolean ownedLifecycle = true;
+        boolean trimNativeHeap = true;
         boolean nettyAllocator = false;
         final java.util.List<PoolSpec> presets = new java.util.ArrayList<>();
         final java.util.List<PoolSpec> userPools = new java.util.ArrayList<>();
@@ -262,6 +268,9 @@ public final class AgentConfig {
                     break;
                 case OWNED_LIFECYCLE:
                     ownedLifecycle = parseBoolean(key, value);
+                    break;
+                case TRIM_NATIVE_HEAP:
+                    trimNativeHeap = parseBoolean(key, value);
                     break;
                 case PRESETS:
                     presets.addAll(parseList(key, value, Presets::resolve,
@@ -296,17 +305,19 @@ public final class AgentConfig {
         effective.put(SUMMARY, Boolean.toString(summary));
         effective.put(LOG_LEVEL, logLevel);
         effective.put(OWNED_LIFECYCLE, Boolean.toString(ownedLifecycle));
+        effective.put(TRIM_NATIVE_HEAP, Boolean.toString(trimNativeHeap));
         effective.putAll(allocator.asMap());
         effective.putAll(lists);
         final java.util.List<PoolSpec> pools = new java.util.ArrayList<>(presets);
         pools.addAll(userPools);
-        return new AgentConfig(enabled, summary, logLevel, ownedLifecycle, allocator, java.util.List.copyOf(pools),
+        return new AgentConfig(enabled, summary, logLevel, ownedLifecycle, trimNativeHeap, allocator,
+            java.util.List.copyOf(pools),
             java.util.List.copyOf(excludeCallers), nettyAllocator, Collections.unmodifiableMap(effective));
     }
 
     public static Iterable<String> knownKeys() {
         final java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of(ENABLED, SUMMARY, LOG_LEVEL, CONFIG_FILE,
-            OWNED_LIFECYCLE));
+            OWNED_LIFECYCLE, TRIM_NATIVE_HEAP));
         keys.addAll(SlabAllocatorConfig.keys());
         keys.add(PRESETS);
         keys.add(POOLS);

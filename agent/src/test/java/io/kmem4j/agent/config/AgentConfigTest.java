@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.entry;
 
 class AgentConfigTest {
-    private static final String ALL_KNOWN = "enabled, summary, logLevel, configFile, ownedLifecycle, chunkSizeBytes, "
+    private static final String ALL_KNOWN = "enabled, summary, logLevel, configFile, ownedLifecycle, trimNativeHeap, chunkSizeBytes, "
         + "maxSizeClassBytes, minCapacityBytes, magazineRounds, depotMagazines, retainedEmptyChunks, "
         + "reapIntervalMillis, zeroOnFree, explicitLeakDetection, siteSampleRate";
 
@@ -146,6 +146,7 @@ class AgentConfigTest {
             entry("summary", "false"),
             entry("logLevel", "info"),
             entry("ownedLifecycle", "true"),
+            entry("trimNativeHeap", "true"),
             entry("chunkSizeBytes", "4194304"),
             entry("maxSizeClassBytes", "65536"),
             entry("minCapacityBytes", "1"),
@@ -379,7 +380,8 @@ class AgentConfigTest {
     @Test
     void effectiveMapReflectsEverySetting() {
         final AgentConfig c = AgentConfig.load(
-            "enabled=false,summary=true,logLevel=warn,ownedLifecycle=false,chunkSizeBytes=8m,maxSizeClassBytes=128k,"
+            "enabled=false,summary=true,logLevel=warn,ownedLifecycle=false,trimNativeHeap=false,chunkSizeBytes=8m,"
+                + "maxSizeClassBytes=128k,"
                 + "minCapacityBytes=0,magazineRounds=64,depotMagazines=4,retainedEmptyChunks=0,reapIntervalMillis=250,"
                 + "zeroOnFree=true,explicitLeakDetection=true,siteSampleRate=100",
             new Properties(), Map.of());
@@ -388,6 +390,7 @@ class AgentConfigTest {
             entry("summary", "true"),
             entry("logLevel", "warn"),
             entry("ownedLifecycle", "false"),
+            entry("trimNativeHeap", "false"),
             entry("chunkSizeBytes", "8388608"),
             entry("maxSizeClassBytes", "131072"),
             entry("minCapacityBytes", "0"),
