@@ -34,6 +34,9 @@ import net.bytebuddy.jar.asm.Type;
  *       public Object apply(int capacity) {                            // a kept buffer served again
  *           kmem4jBlock.clear().limit(capacity); setByteBuffer(kmem4jBlock, false); maxCapacity(Integer.MAX_VALUE);
  *           resetRefCnt(); setIndex0(0, 0); discardMarks(); return AbstractByteBufAllocator.toLeakAwareBuffer(this); }
+ *       public ByteBuf retainedSlice(int i, int n) { return PooledSlicedByteBuf.newInstance(this, this, i, n); }   // as PooledByteBuf
+ *       public ByteBuf retainedSlice() { return retainedSlice(readerIndex(), readableBytes()); }
+ *       public ByteBuf retainedDuplicate() { return PooledDuplicatedByteBuf.newInstance(this, this, readerIndex(), writerIndex()); }
  *   public final class Kmem4jCleanableBuffer implements CleanableDirectBuffer      // 4.2: a block served on growth
  *       public static volatile Predicate kmem4jRelease;  private final ByteBuffer kmem4jBuffer;
  *       public ByteBuffer buffer() { return kmem4jBuffer; }
@@ -215,6 +218,47 @@ final class NettyClasses {
         apply.visitInsn(Opcodes.ARETURN);
         apply.visitMaxs(0, 0);
         apply.visitEnd();
+
+        // retained views with a reference count of their own, as PooledByteBuf's: a view released twice
+        // throws instead of releasing this buffer, which reuse would then hand to someone else
+        final String byteBuf = "L" + pkg + "ByteBuf;";
+        final String factory = "(L" + pkg + "AbstractByteBuf;" + byteBuf + "II)";
+        derived(cw, "retainedSlice", "(II)" + byteBuf, pkg + "PooledSlicedByteBuf", factory, mv -> {
+            mv.visitVarInsn(Opcodes.ILOAD, 1);
+            mv.visitVarInsn(Opcodes.ILOAD, 2);
+        });
+        final MethodVisitor whole = cw.visitMethod(Opcodes.ACC_PUBLIC, "retainedSlice", "()" + byteBuf, null, null);
+        whole.visitCode();
+        whole.visitVarInsn(Opcodes.ALOAD, 0);
+        whole.visitVarInsn(Opcodes.ALOAD, 0);
+        whole.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "readerIndex", "()I", false);
+        whole.visitVarInsn(Opcodes.ALOAD, 0);
+        whole.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "readableBytes", "()I", false);
+        whole.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "retainedSlice", "(II)" + byteBuf, false);
+        whole.visitInsn(Opcodes.ARETURN);
+        whole.visitMaxs(0, 0);
+        whole.visitEnd();
+
+        derived(cw, "retainedDuplicate", "()" + byteBuf, pkg + "PooledDuplicatedByteBuf", factory, mv -> {
+            mv.visitVarInsn(Opcodes.ALOAD, 0);
+            mv.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "readerIndex", "()I", false);
+            mv.visitVarInsn(Opcodes.ALOAD, 0);
+            mv.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "writerIndex", "()I", false);
+        });
+    }
+
+    /** {@code public ByteBuf name(...) { return Derived.newInstance(this, this, <two ints>); }} */
+    private static void derived(final ClassWriter cw, final String name, final String desc, final String derived,
+                                final String factory, final java.util.function.Consumer<MethodVisitor> twoInts) {
+        final MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PUBLIC, name, desc, null, null);
+        mv.visitCode();
+        mv.visitVarInsn(Opcodes.ALOAD, 0);
+        mv.visitVarInsn(Opcodes.ALOAD, 0);
+        twoInts.accept(mv);
+        mv.visitMethodInsn(Opcodes.INVOKESTATIC, derived, "newInstance", factory + "L" + derived + ";", false);
+        mv.visitInsn(Opcodes.ARETURN);
+        mv.visitMaxs(0, 0);
+        mv.visitEnd();
     }
 
     /** {@code protected R name(int c)}: what the {@code IntFunction} in {@code field} answers, else {@code super.name(c)}. */

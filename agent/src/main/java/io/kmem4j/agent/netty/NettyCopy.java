@@ -188,6 +188,21 @@ final class NettyCopy {
                 return base.getSimpleName() + " has no " + String.join(" ", m);
             }
         }
+        // retained views with a count of their own (NettyClasses): the factories PooledByteBuf uses
+        final String pkg = base.getPackageName() + ".";
+        for (final String derived : new String[] {"PooledSlicedByteBuf", "PooledDuplicatedByteBuf"}) {
+            try {
+                final Class<?> c = Class.forName(pkg + derived, false, base.getClassLoader());
+                final java.lang.reflect.Method m = c.getDeclaredMethod("newInstance",
+                    Class.forName(pkg + "AbstractByteBuf", false, base.getClassLoader()),
+                    Class.forName(pkg + "ByteBuf", false, base.getClassLoader()), int.class, int.class);
+                if (!Modifier.isStatic(m.getModifiers()) || Modifier.isPrivate(m.getModifiers())) {
+                    return derived + ".newInstance is not a static factory";
+                }
+            } catch (final ClassNotFoundException | NoSuchMethodException e) {
+                return "no " + derived + ".newInstance(AbstractByteBuf, ByteBuf, int, int)";
+            }
+        }
         return null;
     }
 

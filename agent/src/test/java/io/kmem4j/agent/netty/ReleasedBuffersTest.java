@@ -1,6 +1,7 @@
 package io.kmem4j.agent.netty;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -216,6 +217,33 @@ class ReleasedBuffersTest {
         assertThat(unbounded.maxCapacity()).isEqualTo(Integer.MAX_VALUE);
         again.release();
         unbounded.release();
+        hook.giveBackKept();
+        assertThat(allocator.stats().liveBuffers()).isZero();
+    }
+
+    @Test
+    void retainedViewsHaveACountOfTheirOwnAsNettysPooledBuffersSoAViewReleasedTwiceCannotFreeItsOwner() {
+        for (final ByteBuf owner : new ByteBuf[] {buffer(256, Integer.MAX_VALUE), netty.directBuffer(256)}) {
+            final String which = owner.alloc() == netty && unwrapped(owner) instanceof java.util.function.Supplier
+                ? "kmem4j's" : "Netty pooled's";
+            owner.writeBytes("owner-data".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            final ByteBuf slice = owner.retainedSlice(0, 5);
+            final ByteBuf dup = owner.retainedDuplicate();
+            final ByteBuf read = owner.readRetainedSlice(2);
+            final ByteBuf whole = owner.retainedSlice();
+            assertThat(slice.refCnt()).as("%s view", which).isEqualTo(1);
+            assertThat(owner.refCnt()).as("%s owner, retained once per view", which).isEqualTo(5);
+            assertThat(slice.release()).as("%s view at 0", which).isTrue();
+            assertThatThrownBy(slice::release).as("%s view released twice", which)
+                .isInstanceOf(io.netty.util.IllegalReferenceCountException.class);
+            assertThat(dup.release()).isTrue();
+            assertThat(read.release()).isTrue();
+            assertThat(whole.release()).isTrue();
+            assertThat(owner.refCnt()).as("%s owner untouched by the second release", which).isEqualTo(1);
+            assertThat(owner.getByte(0)).isEqualTo((byte) 'o');
+            assertThat(owner.release()).isTrue();
+        }
+        assertThat(hook.releases.sum()).isEqualTo(hook.buffers.sum());
         hook.giveBackKept();
         assertThat(allocator.stats().liveBuffers()).isZero();
     }
