@@ -535,6 +535,7 @@ public final class AgentInstaller {
                 if (netty != null) {
                     System.err.print(Summary.format(netty.allocator().stats())
                         .replace("[kmem4j] summary:", "[kmem4j] netty summary:"));
+                    System.err.println(Summary.nettyBuffers(netty));
                 }
                 System.err.flush();
             }
@@ -545,6 +546,16 @@ public final class AgentInstaller {
 
     /** Text summary printed at exit with {@code summary=true}. */
     static final class Summary {
+        /**
+         * @return one line of the Netty hook's counters (the {@code kmem4j:type=Netty} bean's): once every
+         *         buffer is released, {@code releases = served + grown}
+         */
+        static String nettyBuffers(final NettyBuffers n) {
+            return "[kmem4j] netty buffers: served=" + n.buffers.sum() + " reused=" + n.reused.sum() + " passed="
+                + n.buffersPassed.sum() + " grown=" + n.grown.sum() + " releases=" + n.releases.sum()
+                + " keptBytes=" + n.keptBytes() + " failures=" + n.failures();
+        }
+
         private Summary() {
         }
 

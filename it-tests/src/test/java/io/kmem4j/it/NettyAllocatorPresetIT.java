@@ -82,7 +82,7 @@ class NettyAllocatorPresetIT {
         assertThat(plain.stdout()).as("stdout of %s", plain).contains("nettyalloc: ok");
 
         List<String> flags = new ArrayList<>(modules);
-        flags.add(AppRun.javaagent("presets=netty-allocator,explicitLeakDetection=true,siteSampleRate=1"));
+        flags.add(AppRun.javaagent("presets=netty-allocator,explicitLeakDetection=true,siteSampleRate=1,summary=true"));
         try (ForkedJvm jvm = ForkedJvm.builder(jdk, label + "-agent").jvmArgs(flags).mainClass(cp, APP)
                 .programArgs("--hold").start()) {
             jvm.awaitStdoutLine("nettyalloc: holding", RUN_TIMEOUT);
@@ -125,6 +125,17 @@ class NettyAllocatorPresetIT {
             }
             jvm.closeStdin();
             assertExitsCleanly(jvm, plain);
+            // the exit summary's line of the hook's counters: every served block back once, but the dropped
+            String line = jvm.stderrLines().stream().filter(l -> l.startsWith("[kmem4j] netty buffers: served="))
+                    .findFirst().orElseThrow(() -> new AssertionError("no netty buffers line in\n" + jvm.describe()));
+            Map<String, Long> exit = new java.util.HashMap<>();
+            for (String kv : line.substring("[kmem4j] netty buffers: ".length()).split(" ")) {
+                exit.put(kv.substring(0, kv.indexOf('=')), Long.parseLong(kv.substring(kv.indexOf('=') + 1)));
+            }
+            assertThat(exit.get("releases") + DROPPED).as("at exit: %s", line)
+                    .isEqualTo(exit.get("served") + exit.get("grown"));
+            assertThat(exit.get("reused")).as("at exit: %s", line).isPositive();
+            assertThat(exit.get("failures")).as("at exit: %s", line).isZero();
         }
     }
 
