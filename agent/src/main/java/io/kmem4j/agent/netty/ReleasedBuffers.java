@@ -118,12 +118,13 @@ final class ReleasedBuffers {
         }
         final int size = allocator.sizeClassBytes(cls);
         final int n = s.counts[cls];
-        if (n >= Math.max(1, Math.min(MAX_PER_CLASS, CLASS_BYTES / size)) || s.bytes + size > THREAD_BYTES) {
+        final int room = Math.max(1, Math.min(MAX_PER_CLASS, CLASS_BYTES / size));
+        if (n >= room || s.bytes + size > THREAD_BYTES) {
             return false;
         }
         Object[] stack = s.buffers[cls];
         if (stack == null) {
-            stack = s.buffers[cls] = new Object[Math.max(1, Math.min(MAX_PER_CLASS, CLASS_BYTES / size))];
+            stack = s.buffers[cls] = new Object[room];
         }
         stack[n] = buffer;
         s.counts[cls] = n + 1;
