@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 import java.util.function.IntFunction;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 
 import io.kmem4j.agent.bridge.AgentThread;
@@ -197,9 +198,9 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
         try {
             final int max = (int) (c >>> 32);
             final int cls = allocator.sizeClassIndex(initial);
-            if ((kept = released.pop(nettyAllocator, cls, max == Integer.MAX_VALUE)) != null) {
+            if ((kept = released.pop(nettyAllocator, cls)) != null) {
                 @SuppressWarnings("unchecked")
-                final Object buf = ((IntFunction<Object>) kept).apply(initial); // reset, through Netty's leak detection
+                final Object buf = ((LongFunction<Object>) kept).apply(c); // reset, through Netty's leak detection
                 buffers.increment();
                 reused.increment();
                 return buf;

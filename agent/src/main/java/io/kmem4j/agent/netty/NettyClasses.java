@@ -25,15 +25,16 @@ import net.bytebuddy.jar.asm.Type;
  *       protected void freeDirect(ByteBuffer b) {                     // deallocate(), and the old buffer of a growth
  *           Predicate p = kmem4jRelease; if (p != null &amp;&amp; p.test(b)) return; super.freeDirect(b); }
  *   // with reuse ({@link ReleasedBuffers}; when the copy has the members it needs):
- *       implements IntFunction, Supplier;  public static volatile BiPredicate kmem4jRecycle;  private ByteBuffer kmem4jBlock;
+ *       implements LongFunction, Supplier;  public static volatile BiPredicate kmem4jRecycle;  private ByteBuffer kmem4jBlock;
  *       (the constructor also sets kmem4jBlock = block)
  *       protected void deallocate() {                                  // reference count 0
  *           BiPredicate p = kmem4jRecycle; if (p != null &amp;&amp; buffer == kmem4jBlock &amp;&amp; p.test(this, alloc())) return;
  *           super.deallocate(); }
  *       public Object get() { return kmem4jBlock; }
- *       public Object apply(int capacity) {                            // a kept buffer served again
- *           kmem4jBlock.clear().limit(capacity); setByteBuffer(kmem4jBlock, false); maxCapacity(Integer.MAX_VALUE);
+ *       public Object apply(long capacities) {                         // a kept buffer served again: max &lt;&lt; 32 | capacity
+ *           kmem4jBlock.clear().limit((int) capacities); setByteBuffer(kmem4jBlock, false); maxCapacity((int) (capacities &gt;&gt;&gt; 32));
  *           resetRefCnt(); setIndex0(0, 0); discardMarks(); return AbstractByteBufAllocator.toLeakAwareBuffer(this); }
+ *       public int maxFastWritableBytes(), public ByteBuf capacity(int c)   // growth within the block: {@link #inBlockGrowth}
  *       public ByteBuf retainedSlice(int i, int n) { return PooledSlicedByteBuf.newInstance(this, this, i, n); }   // as PooledByteBuf
  *       public ByteBuf retainedSlice() { return retainedSlice(readerIndex(), readableBytes()); }
  *       public ByteBuf retainedDuplicate() { return PooledDuplicatedByteBuf.newInstance(this, this, readerIndex(), writerIndex()); }
@@ -53,6 +54,7 @@ final class NettyClasses {
     static final String FACTORY = "Kmem4jByteBufFactory";
     private static final String BYTE_BUFFER = "java/nio/ByteBuffer";
     private static final String INT_FUNCTION = "java/util/function/IntFunction";
+    private static final String LONG_FUNCTION = "java/util/function/LongFunction";
     private static final String PREDICATE = "java/util/function/Predicate";
     private static final String BI_PREDICATE = "java/util/function/BiPredicate";
     private static final String SUPPLIER = "java/util/function/Supplier";
@@ -79,7 +81,7 @@ final class NettyClasses {
         final ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
         final boolean reuse = leakAware != null;
         cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, self, null, sup,
-            reuse ? new String[] {INT_FUNCTION, SUPPLIER} : null);
+            reuse ? new String[] {LONG_FUNCTION, SUPPLIER} : null);
         field(cw, NettyCopy.GROW_FIELD, INT_FUNCTION);
         field(cw, NettyCopy.RELEASE_FIELD, PREDICATE);
         final String allocatorDesc = Type.getDescriptor(allocator);
@@ -187,22 +189,27 @@ final class NettyClasses {
 
         getter(cw, self, "get", "L" + OBJECT + ";", NettyCopy.BLOCK_FIELD);
 
-        final MethodVisitor apply = cw.visitMethod(Opcodes.ACC_PUBLIC, "apply", "(I)L" + OBJECT + ";", null, null);
+        // apply(long capacities): capacities = maxCapacity << 32 | capacity (locals: this, capacities (2 slots), block)
+        final MethodVisitor apply = cw.visitMethod(Opcodes.ACC_PUBLIC, "apply", "(J)L" + OBJECT + ";", null, null);
         apply.visitCode();
         apply.visitVarInsn(Opcodes.ALOAD, 0);
         apply.visitFieldInsn(Opcodes.GETFIELD, self, NettyCopy.BLOCK_FIELD, block);
-        apply.visitVarInsn(Opcodes.ASTORE, 2);
-        apply.visitVarInsn(Opcodes.ALOAD, 2);
+        apply.visitVarInsn(Opcodes.ASTORE, 3);
+        apply.visitVarInsn(Opcodes.ALOAD, 3);
         apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, BYTE_BUFFER, "clear", "()" + block, false);
-        apply.visitVarInsn(Opcodes.ILOAD, 1);
+        apply.visitVarInsn(Opcodes.LLOAD, 1);
+        apply.visitInsn(Opcodes.L2I);
         apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, BYTE_BUFFER, "limit", "(I)" + block, false);
         apply.visitInsn(Opcodes.POP);
         apply.visitVarInsn(Opcodes.ALOAD, 0);
-        apply.visitVarInsn(Opcodes.ALOAD, 2);
+        apply.visitVarInsn(Opcodes.ALOAD, 3);
         apply.visitInsn(Opcodes.ICONST_0); // tryFree: no (it is the same block)
         apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "setByteBuffer", "(" + block + "Z)V", false);
         apply.visitVarInsn(Opcodes.ALOAD, 0);
-        apply.visitLdcInsn(Integer.MAX_VALUE);
+        apply.visitVarInsn(Opcodes.LLOAD, 1);
+        apply.visitIntInsn(Opcodes.BIPUSH, 32);
+        apply.visitInsn(Opcodes.LUSHR);
+        apply.visitInsn(Opcodes.L2I);
         apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "maxCapacity", "(I)V", false);
         apply.visitVarInsn(Opcodes.ALOAD, 0);
         apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "resetRefCnt", "()V", false);
@@ -218,6 +225,8 @@ final class NettyClasses {
         apply.visitInsn(Opcodes.ARETURN);
         apply.visitMaxs(0, 0);
         apply.visitEnd();
+
+        inBlockGrowth(cw, self, sup, pkg, block);
 
         // retained views with a reference count of their own, as PooledByteBuf's: a view released twice
         // throws instead of releasing this buffer, which reuse would then hand to someone else
@@ -245,6 +254,92 @@ final class NettyClasses {
             mv.visitVarInsn(Opcodes.ALOAD, 0);
             mv.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "writerIndex", "()I", false);
         });
+    }
+
+    /**
+     * Growth within the block (a block spans its whole size class), as a {@code PooledByteBuf} grows
+     * within its run up to {@code maxLength}: Netty's {@code ensureWritable} asks
+     * {@code maxFastWritableBytes()} first and then {@code capacity(n)}, which moves the limit instead of
+     * copying to a new block.
+     * <pre>
+     *   public int maxFastWritableBytes() { ByteBuffer b = kmem4jBlock;
+     *       return buffer == b ? Math.min(b.capacity(), maxCapacity()) - writerIndex() : writableBytes(); }
+     *   public ByteBuf capacity(int c) { ByteBuffer b = kmem4jBlock;
+     *       if (buffer == b &amp;&amp; c &gt; capacity() &amp;&amp; c &lt;= b.capacity()) {
+     *           checkNewCapacity(c); b.clear().limit(c); setByteBuffer(b, false); return this; }
+     *       return super.capacity(c); }
+     * </pre>
+     */
+    private static void inBlockGrowth(final ClassWriter cw, final String self, final String sup, final String pkg,
+                                      final String block) {
+        final MethodVisitor fast = cw.visitMethod(Opcodes.ACC_PUBLIC, "maxFastWritableBytes", "()I", null, null);
+        fast.visitCode();
+        final Label other = new Label();
+        blockInUse(fast, self, block, 1, other);
+        fast.visitVarInsn(Opcodes.ALOAD, 1);
+        fast.visitMethodInsn(Opcodes.INVOKEVIRTUAL, BYTE_BUFFER, "capacity", "()I", false);
+        fast.visitVarInsn(Opcodes.ALOAD, 0);
+        fast.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "maxCapacity", "()I", false);
+        fast.visitMethodInsn(Opcodes.INVOKESTATIC, "java/lang/Math", "min", "(II)I", false);
+        fast.visitVarInsn(Opcodes.ALOAD, 0);
+        fast.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "writerIndex", "()I", false);
+        fast.visitInsn(Opcodes.ISUB);
+        fast.visitInsn(Opcodes.IRETURN);
+        fast.visitLabel(other); // grown into another block: Netty's own answer
+        fast.visitFrame(Opcodes.F_NEW, 2, new Object[] {self, BYTE_BUFFER}, 0, new Object[0]);
+        fast.visitVarInsn(Opcodes.ALOAD, 0);
+        fast.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "writableBytes", "()I", false);
+        fast.visitInsn(Opcodes.IRETURN);
+        fast.visitMaxs(0, 0);
+        fast.visitEnd();
+
+        final String byteBuf = "L" + pkg + "ByteBuf;";
+        final MethodVisitor cap = cw.visitMethod(Opcodes.ACC_PUBLIC, "capacity", "(I)" + byteBuf, null, null);
+        cap.visitCode();
+        final Label netty = new Label();
+        blockInUse(cap, self, block, 2, netty);
+        cap.visitVarInsn(Opcodes.ILOAD, 1);
+        cap.visitVarInsn(Opcodes.ALOAD, 0);
+        cap.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "capacity", "()I", false);
+        cap.visitJumpInsn(Opcodes.IF_ICMPLE, netty); // the same or smaller: Netty's own
+        cap.visitVarInsn(Opcodes.ILOAD, 1);
+        cap.visitVarInsn(Opcodes.ALOAD, 2);
+        cap.visitMethodInsn(Opcodes.INVOKEVIRTUAL, BYTE_BUFFER, "capacity", "()I", false);
+        cap.visitJumpInsn(Opcodes.IF_ICMPGT, netty); // beyond the block: Netty's own, a new block
+        cap.visitVarInsn(Opcodes.ALOAD, 0);
+        cap.visitVarInsn(Opcodes.ILOAD, 1);
+        cap.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "checkNewCapacity", "(I)V", false);
+        cap.visitVarInsn(Opcodes.ALOAD, 2);
+        cap.visitMethodInsn(Opcodes.INVOKEVIRTUAL, BYTE_BUFFER, "clear", "()" + block, false);
+        cap.visitVarInsn(Opcodes.ILOAD, 1);
+        cap.visitMethodInsn(Opcodes.INVOKEVIRTUAL, BYTE_BUFFER, "limit", "(I)" + block, false);
+        cap.visitInsn(Opcodes.POP);
+        cap.visitVarInsn(Opcodes.ALOAD, 0);
+        cap.visitVarInsn(Opcodes.ALOAD, 2);
+        cap.visitInsn(Opcodes.ICONST_0); // tryFree: no (the same block)
+        cap.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "setByteBuffer", "(" + block + "Z)V", false);
+        cap.visitVarInsn(Opcodes.ALOAD, 0);
+        cap.visitInsn(Opcodes.ARETURN);
+        cap.visitLabel(netty);
+        cap.visitFrame(Opcodes.F_NEW, 3, new Object[] {self, Opcodes.INTEGER, BYTE_BUFFER}, 0, new Object[0]);
+        cap.visitVarInsn(Opcodes.ALOAD, 0);
+        cap.visitVarInsn(Opcodes.ILOAD, 1);
+        cap.visitMethodInsn(Opcodes.INVOKESPECIAL, sup, "capacity", "(I)" + byteBuf, false);
+        cap.visitInsn(Opcodes.ARETURN);
+        cap.visitMaxs(0, 0);
+        cap.visitEnd();
+    }
+
+    /** {@code ByteBuffer b = kmem4jBlock;} in local {@code slot}; {@code if (buffer != b) goto notInUse;} */
+    private static void blockInUse(final MethodVisitor mv, final String self, final String block, final int slot,
+                                   final Label notInUse) {
+        mv.visitVarInsn(Opcodes.ALOAD, 0);
+        mv.visitFieldInsn(Opcodes.GETFIELD, self, NettyCopy.BLOCK_FIELD, block);
+        mv.visitVarInsn(Opcodes.ASTORE, slot);
+        mv.visitVarInsn(Opcodes.ALOAD, 0);
+        mv.visitFieldInsn(Opcodes.GETFIELD, self, "buffer", block); // Netty's field (same package)
+        mv.visitVarInsn(Opcodes.ALOAD, slot);
+        mv.visitJumpInsn(Opcodes.IF_ACMPNE, notInUse);
     }
 
     /** {@code public ByteBuf name(...) { return Derived.newInstance(this, this, <two ints>); }} */

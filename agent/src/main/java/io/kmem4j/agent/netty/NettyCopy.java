@@ -172,6 +172,9 @@ final class NettyCopy {
      * @return null when Netty's classes have every member {@code Kmem4jDirectByteBuf}'s reuse methods use
      *         (NettyClasses), else what is missing; such a copy is still served, without reuse
      */
+    /** Members of {@link #missingForReuse} that the generated class overrides. */
+    private static final java.util.Set<String> OVERRIDDEN = java.util.Set.of("deallocate", "capacity", "maxFastWritableBytes");
+
     static String missingForReuse(final Class<?> base) {
         final String[][] members = {
             // name, parameter types; fields as "field:name"
@@ -182,6 +185,9 @@ final class NettyCopy {
             {"setIndex0", "int", "int"},
             {"discardMarks"},
             {"deallocate"},
+            {"checkNewCapacity", "int"},
+            {"capacity", "int"},
+            {"maxFastWritableBytes"},
         };
         for (final String[] m : members) {
             if (!hasMember(base, m)) {
@@ -230,7 +236,7 @@ final class NettyCopy {
                 }
                 final int mod = found.getModifiers();
                 return !Modifier.isPrivate(mod) && !Modifier.isStatic(mod)
-                    && !(m[0].equals("deallocate") && Modifier.isFinal(mod)); // overridden
+                    && !(OVERRIDDEN.contains(m[0]) && Modifier.isFinal(mod));
 
             } catch (final NoSuchFieldException | NoSuchMethodException notHere) {
                 // look in the superclass

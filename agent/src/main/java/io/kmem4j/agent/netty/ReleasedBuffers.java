@@ -18,8 +18,8 @@ import io.kmem4j.core.SlabAllocator;
  * <pre>
  *   Netty release (refCnt 0) ─▶ deallocate() ─▶ push: this thread's stack of its size class
  *                                                (full, another allocator's, a grown buffer: the block goes back to kmem4j)
- *   newDirectBuffer(n)       ─▶ pop: this thread's stack of n's class ─▶ reset (indices, marks, refCnt 1,
- *                                                capacity n, max capacity) ─▶ Netty's leak detection
+ *   newDirectBuffer(n, max)  ─▶ pop: this thread's stack of n's class ─▶ reset (indices, marks, refCnt 1,
+ *                                                capacity n, max capacity max) ─▶ Netty's leak detection
  *   thread ended             ─▶ the reaper's next pass gives its stacks' blocks back to kmem4j
  * </pre>
  *
@@ -70,17 +70,15 @@ final class ReleasedBuffers {
     /**
      * @param nettyAllocator the allocator asking ({@code alloc()} of the buffer returned)
      * @param cls            the size class of the capacity asked for
-     * @param reusable       false when a kept buffer cannot serve the request (a max capacity other than
-     *                       Netty's default): only registers this thread as one that allocates
      * @return a released buffer of that class and allocator, taken off this thread's stack (to be reset
      *         by the caller), or {@code null}
      */
-    Object pop(final Object nettyAllocator, final int cls, final boolean reusable) {
+    Object pop(final Object nettyAllocator, final int cls) {
         Stacks s = local.get();
         if (s == null) {
             s = attach(); // the first buffer this thread allocates: from now on it keeps what it releases
         }
-        if (s.nettyAllocator != nettyAllocator || !reusable) {
+        if (s.nettyAllocator != nettyAllocator) {
             return null;
         }
         final int n = s.counts[cls];

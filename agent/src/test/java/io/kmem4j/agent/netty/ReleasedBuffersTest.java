@@ -171,7 +171,7 @@ class ReleasedBuffersTest {
         for (int i = 0; i < small.maxThreads + 8; i++) {
             final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
             final Thread t = new Thread(() -> {
-                if (small.pop(nettyAllocator, cls, true) != null) { // its first allocation: nothing kept yet
+                if (small.pop(nettyAllocator, cls) != null) { // its first allocation: nothing kept yet
                     popped.incrementAndGet();
                 }
                 final java.nio.ByteBuffer block = allocator.allocateExplicit(4096);
@@ -204,19 +204,56 @@ class ReleasedBuffersTest {
     }
 
     @Test
-    void aBoundedRequestGetsANewBufferAndAKeptOneGetsTheDefaultMaxCapacityBack() {
-        final ByteBuf bounded = buffer(100, 1000);
+    void aBoundedRequestAsGrpcsBufferNNIsReusedWithItsOwnMaxCapacity() {
+        final ByteBuf bounded = buffer(1024, 1024); // as gRPC's NettyWritableBufferAllocator asks: buffer(n, n)
         final Object kept = unwrapped(bounded);
-        assertThat(bounded.maxCapacity()).isEqualTo(1000);
+        assertThat(bounded.maxCapacity()).isEqualTo(1024);
         bounded.release();
-        final ByteBuf again = buffer(100, 1000);
-        assertThat(unwrapped(again)).as("kept buffers serve Netty's default max capacity only").isNotSameAs(kept);
+        final ByteBuf again = buffer(900, 1000); // the same size class (897..1024)
+        assertThat(unwrapped(again)).as("the same object, reset").isSameAs(kept);
+        assertThat(hook.reused.sum()).isEqualTo(1);
+        assertThat(again.capacity()).isEqualTo(900);
         assertThat(again.maxCapacity()).isEqualTo(1000);
-        final ByteBuf unbounded = buffer(100, Integer.MAX_VALUE);
+        again.writeZero(900);
+        assertThatThrownBy(() -> again.ensureWritable(101)).as("growth bounded by the max capacity asked for, not the block's")
+            .isInstanceOf(IndexOutOfBoundsException.class);
+        again.release();
+        final ByteBuf unbounded = buffer(1020, Integer.MAX_VALUE);
         assertThat(unwrapped(unbounded)).isSameAs(kept);
         assertThat(unbounded.maxCapacity()).isEqualTo(Integer.MAX_VALUE);
-        again.release();
+        assertThat(unbounded.capacity()).isEqualTo(1020);
         unbounded.release();
+        assertThat(hook.releases.sum()).isEqualTo(hook.buffers.sum() + hook.grown.sum());
+        hook.giveBackKept();
+        assertThat(allocator.stats().liveBuffers()).isZero();
+    }
+
+    @Test
+    void aBufferGrowsWithinItsBlockWithoutACopyAsAPooledBufferWithinItsRun() {
+        final ByteBuf b = buffer(900, Integer.MAX_VALUE); // a block of the 1024-byte class
+        final long address = b.memoryAddress();
+        b.writeZero(896).writeInt(0x0102_0304);
+        assertThat(b.maxFastWritableBytes()).as("the rest of the block").isEqualTo(1024 - 900);
+        b.writeLong(42); // past the capacity asked for, within the block
+        assertThat(b.capacity()).as("grown to the block").isEqualTo(1024);
+        assertThat(b.memoryAddress()).as("in place").isEqualTo(address);
+        assertThat(b.getInt(896)).isEqualTo(0x0102_0304);
+        assertThat(b.getLong(900)).isEqualTo(42);
+        assertThat(hook.grown.sum()).isZero();
+        b.writeZero(1024 - 908);
+        b.writeByte(7); // beyond the block: Netty's own growth, a new kmem4j block and a copy
+        assertThat(b.capacity()).isGreaterThan(1024);
+        assertThat(b.memoryAddress()).isNotEqualTo(address);
+        assertThat(b.getInt(896)).isEqualTo(0x0102_0304);
+        assertThat(hook.grown.sum()).isEqualTo(1);
+        assertThat(b.maxFastWritableBytes()).isEqualTo(b.writableBytes());
+        final ByteBuf bounded = buffer(100, 110);
+        assertThat(bounded.maxFastWritableBytes()).as("bounded by its max capacity, not the block's 128").isEqualTo(110);
+        bounded.writeZero(110);
+        assertThat(bounded.capacity()).isEqualTo(110);
+        bounded.release();
+        b.release();
+        assertThat(hook.releases.sum()).isEqualTo(hook.buffers.sum() + hook.grown.sum());
         hook.giveBackKept();
         assertThat(allocator.stats().liveBuffers()).isZero();
     }
