@@ -30,24 +30,11 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.Version;
 import io.netty.util.internal.PlatformDependent;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.lang.management.BufferPoolMXBean;
-import java.lang.management.GarbageCollectorMXBean;
-import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
-import java.util.List;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Collectors;
-import javax.management.MBeanServer;
-import javax.management.ObjectName;
 
 /**
  * The HTTP/1.1 server of {@code benchmarks/run --netty}, written against the API Netty 4.1 and 4.2
@@ -57,7 +44,7 @@ import javax.management.ObjectName;
  *
  * <ul>
  *   <li>Port 1, {@code HttpServerCodec} + {@link BodyHandler}, keep-alive: {@code GET /s} answers 256 B;
- *       {@code GET /m} answers the next size of {@link #MIXED}, a fixed sequence of 100 sizes (256 B 40 %,
+ *       {@code GET /m} answers the next size of {@link ServerSupport#MIXED}, a fixed sequence of 100 sizes (256 B 40 %,
  *       2 KiB 25 %, 8 KiB 15 %, 24 KiB 10 %, 60 KiB 8 %, 200 KiB 2 %) each connection walks from its own
  *       offset. Every body is a direct buffer from the channel's allocator the handler fills itself (a copy
  *       of a fixed pattern); Netty releases it once written.</li>
@@ -77,12 +64,9 @@ import javax.management.ObjectName;
  * {@code metrics label=end}, after which the server closes and exits 0.
  */
 public final class NettyHttpServer {
-    /** Size of a {@code /s} response. */
-    static final int SMALL = 256;
-    /** The {@code /m} sizes: 100 entries, shuffled with a fixed seed, the same for every run. */
-    static final int[] MIXED = mixed();
-    /** What bodies are copied from: random bytes, as long as the largest body. */
-    private static final byte[] PATTERN = pattern(Math.max(SMALL, Arrays.stream(MIXED).max().orElse(0)));
+    private static final int SMALL = ServerSupport.SMALL;
+    private static final int[] MIXED = ServerSupport.MIXED;
+    private static final byte[] PATTERN = ServerSupport.PATTERN;
     private static final int UPLOAD_LIMIT = 1 << 20;
     private static final AtomicInteger CONNECTIONS = new AtomicInteger();
     private static final AtomicLong UPLOADS = new AtomicLong();
@@ -106,9 +90,7 @@ public final class NettyHttpServer {
         System.out.println("server: netty=" + Version.identify().get("netty-common").artifactVersion()
             + " allocator=" + ByteBufAllocator.DEFAULT.getClass().getSimpleName()
             + " noCleaner=" + PlatformDependent.useDirectBufferNoCleaner() + " threads=" + threads
-            + " cpus=" + Runtime.getRuntime().availableProcessors() + " gc="
-            + ManagementFactory.getGarbageCollectorMXBeans().stream().map(GarbageCollectorMXBean::getName)
-                .collect(Collectors.joining(",")));
+            + " cpus=" + Runtime.getRuntime().availableProcessors() + " gc=" + ServerSupport.gcNames());
         // the platform MBean server now, in every arm (the agent's arm has it from its start): its classes
         // are then in every arm's RSS before the load
         metrics("start");
@@ -129,12 +111,7 @@ public final class NettyHttpServer {
             });
             System.out.println("server: listening port=" + ((InetSocketAddress) http.localAddress()).getPort()
                 + " upload-port=" + ((InetSocketAddress) upload.localAddress()).getPort());
-            final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-            for (String line = in.readLine(); line != null; line = in.readLine()) {
-                if (line.startsWith("metrics ")) {
-                    metrics(line.substring("metrics ".length()).trim());
-                }
-            }
+            ServerSupport.serveCommands(NettyHttpServer::metrics);
             http.close().sync();
             upload.close().sync();
         } finally {
@@ -151,62 +128,11 @@ public final class NettyHttpServer {
             .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
     }
 
-    /** One line of figures: the allocator's, Netty's and the JDK's direct memory, GC, and kmem4j's beans when present. */
+    /** One line of figures ({@link ServerSupport#metrics}), with the default allocator's and Netty's direct memory. */
     static void metrics(final String label) {
-        final StringBuilder b = new StringBuilder("server: metrics label=").append(label);
         final ByteBufAllocator a = ByteBufAllocator.DEFAULT;
-        b.append(" allocatorUsedDirect=").append(a instanceof ByteBufAllocatorMetricProvider m
-            ? m.metric().usedDirectMemory() : -1);
-        b.append(" nettyUsedDirect=").append(PlatformDependent.usedDirectMemory());
-        for (final BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
-            if (pool.getName().equals("direct")) {
-                b.append(" jdkDirectCount=").append(pool.getCount()).append(" jdkDirectBytes=").append(pool.getMemoryUsed());
-            }
-        }
-        long gcCount = 0;
-        long gcMillis = 0;
-        for (final GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
-            gcCount += Math.max(0, gc.getCollectionCount());
-            gcMillis += Math.max(0, gc.getCollectionTime());
-        }
-        b.append(" gcCount=").append(gcCount).append(" gcMillis=").append(gcMillis)
-            .append(" uploads=").append(UPLOADS.get()).append(" errors=").append(ERRORS.get());
-        final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-        kmem4j(server, b, "kmem4j:type=Netty,*", "Buffers", "BuffersPassed", "Grown", "Releases", "Failures");
-        kmem4j(server, b, "kmem4j:type=Allocator,*", "Allocations", "Fallbacks", "LiveBuffers", "BytesInUse",
-            "PeakBytesInUse", "BytesReserved", "Chunks", "ChunksAllocated", "ChunksReleased", "MagazineHitRate",
-            "LeaksDetected");
-        System.out.println(b);
-    }
-
-    private static void kmem4j(final MBeanServer server, final StringBuilder b, final String pattern,
-                               final String... attributes) {
-        try {
-            for (final ObjectName name : server.queryNames(new ObjectName(pattern), null)) {
-                for (final String attribute : attributes) {
-                    b.append(" kmem4j.").append(attribute).append('=').append(server.getAttribute(name, attribute));
-                }
-            }
-        } catch (final Exception e) {
-            b.append(" kmem4jError=").append(e.getClass().getSimpleName());
-        }
-    }
-
-    /** 100 sizes: 40 x 256 B, 25 x 2 KiB, 15 x 8 KiB, 10 x 24 KiB, 8 x 60 KiB, 2 x 200 KiB, shuffled (seed 42). */
-    private static int[] mixed() {
-        final List<Integer> sizes = new ArrayList<>();
-        final int[][] mix = {{256, 40}, {2048, 25}, {8192, 15}, {24_576, 10}, {61_440, 8}, {204_800, 2}};
-        for (final int[] m : mix) {
-            sizes.addAll(Collections.nCopies(m[1], m[0]));
-        }
-        Collections.shuffle(sizes, new Random(42));
-        return sizes.stream().mapToInt(Integer::intValue).toArray();
-    }
-
-    private static byte[] pattern(final int size) {
-        final byte[] p = new byte[size];
-        new Random(7).nextBytes(p);
-        return p;
+        ServerSupport.metrics(label, a instanceof ByteBufAllocatorMetricProvider m ? m.metric().usedDirectMemory() : -1,
+            PlatformDependent.usedDirectMemory(), UPLOADS.get(), ERRORS.get());
     }
 
     private static void answer(final ChannelHandlerContext ctx, final FullHttpResponse response, final boolean keepAlive) {
