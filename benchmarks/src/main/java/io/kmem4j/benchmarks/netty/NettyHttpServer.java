@@ -79,14 +79,7 @@ public final class NettyHttpServer {
     /** @param args {@code --threads N} */
     @SuppressWarnings("deprecation") // NioEventLoopGroup: the one event-loop group 4.1 and 4.2 both have
     public static void main(final String[] args) throws Exception {
-        int threads = 1;
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--threads") && i + 1 < args.length) {
-                threads = Integer.parseInt(args[++i]);
-            } else {
-                throw new IllegalArgumentException("unknown argument " + args[i] + "; usage: [--threads N]");
-            }
-        }
+        final int threads = ServerSupport.threads(args);
         System.out.println("server: netty=" + Version.identify().get("netty-common").artifactVersion()
             + " allocator=" + ByteBufAllocator.DEFAULT.getClass().getSimpleName()
             + " noCleaner=" + PlatformDependent.useDirectBufferNoCleaner() + " threads=" + threads

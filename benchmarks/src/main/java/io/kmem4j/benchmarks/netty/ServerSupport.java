@@ -33,6 +33,19 @@ final class ServerSupport {
     private ServerSupport() {
     }
 
+    /** @return the event-loop threads of a server's arguments, {@code [--threads N]} (default 1) */
+    static int threads(final String[] args) {
+        int threads = 1;
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--threads") && i + 1 < args.length) {
+                threads = Integer.parseInt(args[++i]);
+            } else {
+                throw new IllegalArgumentException("unknown argument " + args[i] + "; usage: [--threads N]");
+            }
+        }
+        return threads;
+    }
+
     /**
      * Reads stdin to its end; each line {@code metrics LABEL} prints a metrics line (by {@code metrics}).
      */
