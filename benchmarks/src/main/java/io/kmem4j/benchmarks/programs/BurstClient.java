@@ -12,29 +12,76 @@ import java.util.List;
 
 /**
  * The burst of {@code benchmarks/run --netty}: many connections to the server's upload port, each
- * sending the head of a {@code POST /upload} and half of its {@value #BODY}-byte body, so that Netty
- * holds the halves in its buffers (its {@code HttpObjectAggregator} waits for the rest); then the
- * other halves, each answer read to the server's close, and the sockets closed. Blocking sockets, one
- * thread: opening 10,000 connections takes about a second on loopback.
+ * sending the start of an upload and half of its {@value #BODY}-byte body, so that Netty holds the
+ * halves in its buffers (the server waits for the rest); then the other halves, each answer read, and
+ * the sockets closed. What a connection sends and reads is its {@link Upload}: {@link #HTTP} (a
+ * {@code POST /upload}, whose {@code HttpObjectAggregator} waits) or {@link GrpcUpload} (a gRPC message
+ * over HTTP/2, whose deframer waits). Blocking sockets, one thread: opening 10,000 connections takes
+ * about a second on loopback.
  */
 final class BurstClient implements AutoCloseable {
     /** The body of one upload, bytes. */
     static final int BODY = 32 * 1024;
     private static final int TIMEOUT_MILLIS = 60_000;
-    private static final byte[] HALF = new byte[BODY / 2];
-    private static final byte[] HEAD = ("POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream"
-        + "\r\nContent-Length: " + BODY + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] OK = "HTTP/1.1 200".getBytes(StandardCharsets.US_ASCII);
 
-    private final List<Socket> sockets = new ArrayList<>();
-    private IOException firstFailure;
+    /** What one connection of the burst sends and reads. */
+    interface Upload {
+        /** Sends the start and the first half of the body over a new connection (reading what a handshake needs). */
+        void begin(Socket s) throws IOException;
 
-    static {
-        Arrays.fill(HALF, (byte) 'x');
+        /** @return the rest of the body, as sent */
+        byte[] rest();
+
+        /** @return whether the server answered the upload as done */
+        boolean answered(InputStream in) throws IOException;
     }
 
     /**
-     * Opens up to {@code connections} connections, each with its head and half its body sent.
+     * HTTP/1.1: the head of a {@code POST /upload} and half its body; then the other half, and the answer
+     * read to the server's close must start {@code HTTP/1.1 200}.
+     */
+    static final Upload HTTP = new Upload() {
+        private final byte[] half = filled(new byte[BODY / 2]);
+        private final byte[] head = ("POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream"
+            + "\r\nContent-Length: " + BODY + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+        private final byte[] ok = "HTTP/1.1 200".getBytes(StandardCharsets.US_ASCII);
+
+        @Override
+        public void begin(final Socket s) throws IOException {
+            final OutputStream out = s.getOutputStream();
+            out.write(head);
+            out.write(half);
+            out.flush();
+        }
+
+        @Override
+        public byte[] rest() {
+            return half;
+        }
+
+        @Override
+        public boolean answered(final InputStream in) throws IOException {
+            final byte[] answer = in.readAllBytes();
+            return answer.length >= ok.length && Arrays.equals(answer, 0, ok.length, ok, 0, ok.length);
+        }
+    };
+
+    private final Upload upload;
+    private final List<Socket> sockets = new ArrayList<>();
+    private IOException firstFailure;
+
+    BurstClient(final Upload upload) {
+        this.upload = upload;
+    }
+
+    /** @return {@code b}, filled with {@code 'x'} */
+    static byte[] filled(final byte[] b) {
+        Arrays.fill(b, (byte) 'x');
+        return b;
+    }
+
+    /**
+     * Opens up to {@code connections} connections, each with its start and half its body sent.
      *
      * @return the connections opened (fewer when the system refuses more: {@link #firstFailure()} says why)
      */
@@ -45,10 +92,7 @@ final class BurstClient implements AutoCloseable {
                 s.setTcpNoDelay(true);
                 s.setSoTimeout(TIMEOUT_MILLIS);
                 s.connect(server, TIMEOUT_MILLIS);
-                final OutputStream out = s.getOutputStream();
-                out.write(HEAD);
-                out.write(HALF);
-                out.flush();
+                upload.begin(s);
                 sockets.add(s);
             } catch (final IOException e) {
                 closeQuietly(s);
@@ -60,16 +104,16 @@ final class BurstClient implements AutoCloseable {
     }
 
     /**
-     * Sends the other half of every body, then reads every answer to the server's close and closes.
+     * Sends the other half of every body, then reads every answer and closes.
      *
-     * @return the uploads answered {@code 200}
+     * @return the uploads answered as done
      */
     int complete() {
         final boolean[] sent = new boolean[sockets.size()];
         for (int i = 0; i < sockets.size(); i++) {
             try {
                 final OutputStream out = sockets.get(i).getOutputStream();
-                out.write(HALF);
+                out.write(upload.rest());
                 out.flush();
                 sent[i] = true;
             } catch (final IOException e) {
@@ -80,7 +124,7 @@ final class BurstClient implements AutoCloseable {
         for (int i = 0; i < sockets.size(); i++) {
             final Socket s = sockets.get(i);
             try (InputStream in = s.getInputStream()) {
-                if (sent[i] && startsWith(in.readAllBytes(), OK)) {
+                if (sent[i] && upload.answered(in)) {
                     ok++;
                 }
             } catch (final IOException e) {
@@ -108,10 +152,6 @@ final class BurstClient implements AutoCloseable {
         if (firstFailure == null) {
             firstFailure = e;
         }
-    }
-
-    private static boolean startsWith(final byte[] answer, final byte[] prefix) {
-        return answer.length >= prefix.length && Arrays.equals(answer, 0, prefix.length, prefix, 0, prefix.length);
     }
 
     private static void closeQuietly(final Socket s) {

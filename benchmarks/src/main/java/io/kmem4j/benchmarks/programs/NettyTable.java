@@ -22,8 +22,8 @@ final class NettyTable {
 
     /** @return the goals table (for every arm not Netty's own; the burst's only where there was one) */
     static String goals(final List<ServerCell> cells) {
-        final StringBuilder b = new StringBuilder("| goal | JDK | Netty | size | event loops | measured | target | met? |\n"
-            + "|---|---|---|---|--:|--:|---|---|\n");
+        final StringBuilder b = new StringBuilder("| goal | server | JDK | Netty | size | event loops | measured | target | met? |\n"
+            + "|---|---|---|---|---|--:|--:|---|---|\n");
         for (final ServerCell c : cells) {
             for (final String arm : c.arms()) {
                 if (ServerCell.NETTY_ARMS.contains(arm)) {
@@ -45,7 +45,7 @@ final class NettyTable {
 
     private static void row(final StringBuilder b, final String goal, final ServerCell c, final String measured,
                             final String target, final boolean met) {
-        b.append("| ").append(goal).append(" | ").append(c.jdk()).append(" | ").append(c.netty()).append(" | ")
+        b.append("| ").append(goal).append(" | ").append(c.protocol().label).append(" | ").append(c.jdk()).append(" | ").append(c.netty()).append(" | ")
             .append(c.size()).append(" | ").append(c.threads()).append(" | ").append(measured).append(" | ")
             .append(target).append(" | ").append(met ? "met" : "**missed**").append(" |\n");
     }
@@ -53,7 +53,7 @@ final class NettyTable {
     /** @return one cell's heading and table */
     static String table(final ServerCell c) {
         final StringBuilder b = new StringBuilder();
-        b.append("#### Netty ").append(c.netty()).append(", JDK ").append(c.jdk()).append(", ").append(c.size())
+        b.append(c.protocol() == Protocol.HTTP ? "#### Netty " : "#### " + c.protocol().label + ", Netty ").append(c.netty()).append(", JDK ").append(c.jdk()).append(", ").append(c.size())
             .append(", ").append(c.threads()).append(c.threads() == 1 ? " event loop" : " event loops").append("\n\n");
         b.append("| arm | rounds | req/s | × better Netty | p99 ms | × better Netty | server CPU µs/req | GCs (ms)")
             .append(" | RSS under load MB, median (max) | burst RSS MB: before → peak → +2 s → +5 s → +10 s")

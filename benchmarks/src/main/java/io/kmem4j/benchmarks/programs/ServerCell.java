@@ -5,18 +5,19 @@ import java.util.List;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The interleaved rounds of one cell of {@code benchmarks/run --netty} (one JDK, Netty version, size
- * and event-loop count): every arm ran once a round, so a ratio against the better Netty arm is taken
- * within a round, where the machine was alike for all, and the table shows the median over rounds.
+ * The interleaved rounds of one cell of {@code benchmarks/run --netty} (one protocol, JDK, Netty version,
+ * size and event-loop count): every arm ran once a round, so a ratio against the better Netty arm is
+ * taken within a round, where the machine was alike for all, and the table shows the median over rounds.
  *
+ * @param protocol the server: HTTP or gRPC
  * @param jdk     the JDK's label
- * @param netty   the Netty version's label ({@code 4.2})
+ * @param netty   the Netty version's label ({@code 4.2.18.Final}; gRPC's: {@code 4.2.17.Final, grpc-netty-shaded 1.85.1})
  * @param size    {@code small} or {@code mixed}
  * @param threads event-loop threads
  * @param arms    the arms, in the first round's order
  * @param runs    per arm (same order), its runs by round
  */
-record ServerCell(String jdk, String netty, String size, int threads, List<String> arms, List<List<ServerRun.Result>> runs) {
+record ServerCell(Protocol protocol, String jdk, String netty, String size, int threads, List<String> arms, List<List<ServerRun.Result>> runs) {
     /** The arms that are Netty's own allocators (the others are compared with the better of these). */
     static final List<String> NETTY_ARMS = List.of("pooled", "adaptive");
 

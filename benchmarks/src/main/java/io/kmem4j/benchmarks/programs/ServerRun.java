@@ -20,11 +20,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * One arm of {@code benchmarks/run --netty} once: the HTTP server ({@code io.kmem4j.benchmarks.netty.NettyHttpServer})
- * in a child JVM, driven by wrk, then the burst. In order:
+ * One arm of {@code benchmarks/run --netty} once: a server ({@code io.kmem4j.benchmarks.netty.NettyHttpServer}
+ * or {@code GrpcUnaryServer}) in a child JVM, driven by its load generator (wrk, or the gRPC load client),
+ * then the burst. In order:
  * <ol>
- *   <li>warm-up: wrk for the warm-up time (not measured);</li>
- *   <li>load: wrk with {@code --latency} for the measured time; meanwhile the server's {@code VmRSS} every
+ *   <li>warm-up: the load for the warm-up time (not measured);</li>
+ *   <li>load: the measured run for the measured time; meanwhile the server's {@code VmRSS} every
  *       {@value #SAMPLE_MILLIS} ms, its CPU time ({@code /proc/<pid>/stat}) and its GC count and time (its
  *       metrics lines {@code load} and {@code before}) before and after;</li>
  *   <li>idle for a few seconds, then {@code VmRSS} = the RSS before the burst;</li>
@@ -32,16 +33,17 @@ import java.util.regex.Pattern;
  *       closed; the peak {@code VmRSS} meanwhile, then {@code VmRSS} at +2, +5 and +10 s after the last close;</li>
  *   <li>the end of the server's stdin: it prints its metrics ({@code server: metrics label=end ...}) and exits.</li>
  * </ol>
- * With {@code pin}, the server runs on CPU 0 and wrk on CPU 1 ({@code taskset}).
+ * With {@code pin}, the server runs on CPU 0 (and the load generator, as its factory says, on CPU 1).
  */
 final class ServerRun {
     static final int SAMPLE_MILLIS = 100;
-    static final String SERVER_CLASS = "io.kmem4j.benchmarks.netty.NettyHttpServer";
     private static final long HOLD_MILLIS = 1_000;
     /** Seconds after the burst's last close at which {@code VmRSS} is read. */
     static final int[] AFTER_BURST_SECONDS = {2, 5, 10};
     private static final Pattern LISTENING = Pattern.compile("^server: listening port=(\\d+) upload-port=(\\d+)");
-    private static final Pattern NETTY = Pattern.compile("^server: netty=(\\S+) allocator=(\\S+)");
+    private static final Pattern NETTY = Pattern.compile("^server: netty=(\\S+) allocator=(\\S+)(.*)");
+    /** In the gRPC server's first line: gRPC's version. */
+    private static final Pattern GRPC = Pattern.compile(" grpc=(\\S+)");
     private static final Pattern KEY_VALUE = Pattern.compile("(\\S+)=(\\S+)");
 
     /**
@@ -49,28 +51,27 @@ final class ServerRun {
      *
      * @param java             the {@code java} executable
      * @param jvmFlags         the arm's JVM flags (heap flags, allocator type or agent)
-     * @param classPath        the server's class path (its classes and one Netty version's jars)
+     * @param classPath        the server's class path (its classes and one Netty version's jars, or gRPC's)
+     * @param serverClass      the server's main class
      * @param threads          the server's event-loop threads
-     * @param path             {@code /s} or {@code /m}
-     * @param pin              server on CPU 0, wrk on CPU 1
-     * @param warmupSeconds    wrk's warm-up
-     * @param seconds          wrk's measured run
+     * @param pin              server on CPU 0
+     * @param load             the load generator, given the server's port
      * @param idleSeconds      idle time before the RSS before the burst
-     * @param wrkThreads       wrk's threads
-     * @param connections      wrk's connections
+     * @param upload           what a connection of the burst sends and reads
      * @param burstConnections the burst's connections (0: no burst)
      */
-    record Settings(Path java, List<String> jvmFlags, String classPath, int threads, String path, boolean pin,
-                    int warmupSeconds, int seconds, int idleSeconds, int wrkThreads, int connections, int burstConnections) {
+    record Settings(Path java, List<String> jvmFlags, String classPath, String serverClass, int threads, boolean pin,
+                    LoadGenerator.Factory load, int idleSeconds, BurstClient.Upload upload, int burstConnections) {
     }
 
     /**
      * What one run measured. Sizes in bytes; 0 when not measured.
      *
      * @param failure      why the run does not count, or null
-     * @param netty        the server's Netty version
-     * @param allocator    the server's {@code ByteBufAllocator.DEFAULT} class
-     * @param wrk          wrk's report of the measured run
+     * @param netty        the server's Netty version (the gRPC server's: {@code <Netty>, grpc-netty-shaded <gRPC>})
+     * @param allocator    the server's allocator class: {@code ByteBufAllocator.DEFAULT}'s, the gRPC server's
+     *                     accepted channels'
+     * @param load         the load generator's report of the measured run
      * @param cpuMillis    the server's user + system CPU during the measured run
      * @param rssSamples   {@code VmRSS} during the measured run
      * @param rssBefore    {@code VmRSS} after the idle wait, before the burst
@@ -81,7 +82,7 @@ final class ServerRun {
      * @param metrics      the server's {@code metrics} lines by label ({@code start}, {@code held}, {@code end}, ...)
      * @param log          the run's log
      */
-    record Result(String failure, String netty, String allocator, Wrk.Result wrk, long cpuMillis, long[] rssSamples,
+    record Result(String failure, String netty, String allocator, LoadResult load, long cpuMillis, long[] rssSamples,
                   long rssBefore, long rssPeak, long[] rssAfter, int burstOpened, int burstAnswered,
                   Map<String, Map<String, String>> metrics, Path log) {
         boolean ok() {
@@ -94,16 +95,16 @@ final class ServerRun {
         }
 
         double rps() {
-            return wrk == null ? Double.NaN : wrk.rps();
+            return load == null ? Double.NaN : load.rps();
         }
 
         double p99Micros() {
-            return wrk == null ? Double.NaN : wrk.p99Micros();
+            return load == null ? Double.NaN : load.p99Micros();
         }
 
         /** @return server CPU per request, µs */
         double cpuMicrosPerRequest() {
-            return wrk == null || wrk.requests() == 0 ? Double.NaN : cpuMillis * 1000.0 / wrk.requests();
+            return load == null || load.requests() == 0 ? Double.NaN : cpuMillis * 1000.0 / load.requests();
         }
 
         double rssMedian() {
@@ -159,7 +160,7 @@ final class ServerRun {
     private ServerRun() {
     }
 
-    /** Runs the server once as {@code s} says; the server's and wrk's output go to {@code log}. */
+    /** Runs the server once as {@code s} says; the server's and the load generator's output go to {@code log}. */
     static Result run(final Settings s, final Path log) throws IOException, InterruptedException {
         Files.createDirectories(log.getParent());
         final List<String> cmd = new ArrayList<>();
@@ -168,7 +169,7 @@ final class ServerRun {
         }
         cmd.add(s.java().toString());
         cmd.addAll(s.jvmFlags());
-        cmd.addAll(List.of("-cp", s.classPath(), SERVER_CLASS, "--threads", Integer.toString(s.threads())));
+        cmd.addAll(List.of("-cp", s.classPath(), s.serverClass(), "--threads", Integer.toString(s.threads())));
         final List<String> lines = new CopyOnWriteArrayList<>();
         try (BufferedWriter logFile = Files.newBufferedWriter(log, StandardCharsets.UTF_8)) {
             logFile.write(String.join(" ", cmd) + "\n");
@@ -176,7 +177,7 @@ final class ServerRun {
             final Thread pump = pump(server, logFile, lines);
             try {
                 return drive(s, server, lines, logFile, log);
-            } catch (final IOException e) { // wrk failed, or the server's stdin
+            } catch (final IOException e) { // the load generator failed, or the server's stdin
                 return failed(e.toString(), lines, log);
             } finally {
                 stop(server);
@@ -194,22 +195,24 @@ final class ServerRun {
         final Matcher id = first(lines, NETTY);
         final int port = Integer.parseInt(listening.group(1));
         final int uploadPort = Integer.parseInt(listening.group(2));
-        final String url = "http://127.0.0.1:" + port + s.path();
-        final int wrkCpu = s.pin() ? 1 : -1;
         final long pid = server.pid();
         final OutputStream commands = server.getOutputStream();
 
-        if (s.warmupSeconds() > 0) {
-            logged(logFile, "warm-up", Wrk.run(Wrk.command(wrkCpu, s.wrkThreads(), s.connections(), s.warmupSeconds(), url)));
+        final LoadResult load;
+        final String loadProblem;
+        final long cpu0;
+        final long cpu1;
+        final long[] rss;
+        try (LoadGenerator generator = s.load().create(port, logFile)) {
+            generator.warmUp();
+            command(commands, "metrics load");
+            final Sampler sampler = new Sampler(pid);
+            cpu0 = Proc.cpuMillis(pid);
+            load = generator.measure();
+            cpu1 = Proc.cpuMillis(pid);
+            rss = sampler.stop();
+            loadProblem = load.clean() ? null : generator.problem(load);
         }
-        command(commands, "metrics load");
-        final Sampler load = new Sampler(pid);
-        final long cpu0 = Proc.cpuMillis(pid);
-        final String out = Wrk.run(Wrk.command(wrkCpu, s.wrkThreads(), s.connections(), s.seconds(), url));
-        final long cpu1 = Proc.cpuMillis(pid);
-        final long[] rss = load.stop();
-        logged(logFile, "load", out);
-        final Wrk.Result wrk = Wrk.parse(out);
 
         TimeUnit.SECONDS.sleep(s.idleSeconds());
         final long before = Proc.statusBytes(pid, "VmRSS:");
@@ -221,7 +224,7 @@ final class ServerRun {
         String burstFailure = null;
         if (s.burstConnections() > 0) {
             final Sampler burst = new Sampler(pid);
-            try (BurstClient client = new BurstClient()) {
+            try (BurstClient client = new BurstClient(s.upload())) {
                 opened = client.open(new InetSocketAddress("127.0.0.1", uploadPort), s.burstConnections());
                 TimeUnit.MILLISECONDS.sleep(HOLD_MILLIS);
                 command(commands, "metrics held");
@@ -246,15 +249,20 @@ final class ServerRun {
         String failure = null;
         if (server.exitValue() != 0) {
             failure = "the server exited " + server.exitValue();
-        } else if (!wrk.clean()) {
-            failure = "wrk: " + wrk.requests() + " requests, " + wrk.socketErrors() + " socket errors, " + wrk.non2xx()
-                + " non-2xx answers";
+        } else if (loadProblem != null) {
+            failure = loadProblem;
         } else if (answered < s.burstConnections()) {
             failure = "burst: " + opened + " of " + s.burstConnections() + " connections opened, " + answered
                 + " answered" + (burstFailure == null ? "" : " (" + burstFailure + ")");
         }
-        return new Result(failure, id == null ? "?" : id.group(1), id == null ? "?" : id.group(2), wrk, cpu1 - cpu0, rss,
+        return new Result(failure, id == null ? "?" : version(id), id == null ? "?" : id.group(2), load, cpu1 - cpu0, rss,
             before, peak, after, opened, answered, metrics(lines), log);
+    }
+
+    /** @return the Netty version of the server's first line, and gRPC's where it says one */
+    static String version(final Matcher id) {
+        final Matcher grpc = GRPC.matcher(id.group(3));
+        return grpc.find() ? id.group(1) + ", grpc-netty-shaded " + grpc.group(1) : id.group(1);
     }
 
     private static Result failed(final String why, final List<String> lines, final Path log) {
@@ -280,13 +288,6 @@ final class ServerRun {
     private static void command(final OutputStream commands, final String line) throws IOException {
         commands.write((line + "\n").getBytes(StandardCharsets.UTF_8));
         commands.flush();
-    }
-
-    private static void logged(final Writer log, final String phase, final String wrkOutput) throws IOException {
-        synchronized (log) {
-            log.write("---- wrk " + phase + "\n" + wrkOutput);
-            log.flush();
-        }
     }
 
     /** Copies the server's output to the log and to {@code lines}, line by line, until it ends. */

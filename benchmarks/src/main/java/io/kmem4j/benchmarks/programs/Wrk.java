@@ -25,25 +25,40 @@ final class Wrk {
         Pattern.compile("Socket errors: connect (\\d+), read (\\d+), write (\\d+), timeout (\\d+)");
     private static final Pattern NON_2XX = Pattern.compile("Non-2xx or 3xx responses: (\\d+)");
 
-    /**
-     * What one wrk run reported.
-     *
-     * @param requests     completed requests
-     * @param seconds      the run's length as wrk measured it
-     * @param rps          {@code Requests/sec}
-     * @param p50Micros    median latency, µs
-     * @param p99Micros    99th percentile latency, µs (NaN without {@code --latency})
-     * @param socketErrors connect + read + write + timeout errors
-     * @param non2xx       responses other than 2xx or 3xx
-     */
-    record Result(long requests, double seconds, double rps, double p50Micros, double p99Micros, long socketErrors,
-                  long non2xx) {
-        boolean clean() {
-            return requests > 0 && socketErrors == 0 && non2xx == 0;
-        }
+    private Wrk() {
     }
 
-    private Wrk() {
+    /**
+     * The load of a run: wrk for {@code warmupSeconds} (not measured, skipped when 0), then wrk with
+     * {@code --latency} for {@code seconds}, on {@code http://127.0.0.1:<port><path>}; each run's output to the log.
+     *
+     * @param cpu the CPU to pin wrk to, or -1
+     */
+    static LoadGenerator.Factory load(final int cpu, final int threads, final int connections, final int warmupSeconds,
+                                      final int seconds, final String path) {
+        return (port, log) -> new LoadGenerator() {
+            private final String url = "http://127.0.0.1:" + port + path;
+
+            @Override
+            public void warmUp() throws IOException, InterruptedException {
+                if (warmupSeconds > 0) {
+                    LoadGenerator.log(log, "---- wrk warm-up\n" + run(command(cpu, threads, connections, warmupSeconds, url)));
+                }
+            }
+
+            @Override
+            public LoadResult measure() throws IOException, InterruptedException {
+                final String out = run(command(cpu, threads, connections, seconds, url));
+                LoadGenerator.log(log, "---- wrk load\n" + out);
+                return parse(out);
+            }
+
+            @Override
+            public String problem(final LoadResult r) {
+                return "wrk: " + r.requests() + " requests, " + r.errors() + " socket errors, " + r.badAnswers()
+                    + " non-2xx answers";
+            }
+        };
     }
 
     /** @return null when wrk runs, else what to tell the user */
@@ -91,7 +106,7 @@ final class Wrk {
     }
 
     /** @return the figures of a {@code wrk --latency} report */
-    static Result parse(final String out) {
+    static LoadResult parse(final String out) {
         final Matcher n = REQUESTS.matcher(out);
         final boolean found = n.find();
         final Matcher e = SOCKET_ERRORS.matcher(out);
@@ -103,7 +118,7 @@ final class Wrk {
         }
         final Matcher x = NON_2XX.matcher(out);
         final Matcher r = RPS.matcher(out);
-        return new Result(found ? Long.parseLong(n.group(1)) : 0, found ? micros(n.group(2), n.group(3)) / 1e6 : Double.NaN,
+        return new LoadResult(found ? Long.parseLong(n.group(1)) : 0, found ? micros(n.group(2), n.group(3)) / 1e6 : Double.NaN,
             r.find() ? Double.parseDouble(r.group(1)) : Double.NaN, micros(P50.matcher(out)), micros(P99.matcher(out)),
             errors, x.find() ? Long.parseLong(x.group(1)) : 0);
     }

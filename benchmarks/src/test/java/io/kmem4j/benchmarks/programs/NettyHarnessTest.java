@@ -32,21 +32,21 @@ class NettyHarnessTest {
 
     private static ServerRun.Result run(final boolean ok, final double rps, final double p99Micros, final long before,
                                         final long after) {
-        final Wrk.Result w = new Wrk.Result(1000, 1, rps, 100, p99Micros, 0, 0);
+        final LoadResult w = new LoadResult(1000, 1, rps, 100, p99Micros, 0, 0);
         return new ServerRun.Result(ok ? null : "failed", "4.2.18.Final", "X", w, 100, new long[] {200, 100, 300}, before,
             before * 3, new long[] {after, after, after}, 10, 10, Map.of(), Path.of("x"));
     }
 
     @Test
     void wrksLatencyReportIsParsedWithItsUnits() {
-        final Wrk.Result r = Wrk.parse(WRK);
+        final LoadResult r = Wrk.parse(WRK);
         assertThat(r.requests()).isEqualTo(3_138_237);
         assertThat(r.seconds()).isCloseTo(30.10, offset(1e-9));
         assertThat(r.rps()).isEqualTo(104_259.37);
         assertThat(r.p50Micros()).isCloseTo(580, offset(1e-9));
         assertThat(r.p99Micros()).isCloseTo(1520, offset(1e-9));
-        assertThat(r.socketErrors()).isEqualTo(3);
-        assertThat(r.non2xx()).isEqualTo(4);
+        assertThat(r.errors()).isEqualTo(3);
+        assertThat(r.badAnswers()).isEqualTo(4);
         assertThat(r.clean()).isFalse();
         assertThat(Wrk.parse(WRK.replace("Socket errors: connect 0, read 2, write 0, timeout 1", "")
             .replace("Non-2xx or 3xx responses: 4", "")).clean()).isTrue();
@@ -67,7 +67,7 @@ class NettyHarnessTest {
 
     @Test
     void ratiosAreTakenAgainstTheBetterNettyArmOfTheSameRoundAndFailedRunsLeftOut() {
-        final ServerCell c = new ServerCell("17", "4.2.18.Final", "small", 1, List.of("pooled", "adaptive", "kmem4j"),
+        final ServerCell c = new ServerCell(Protocol.HTTP, "17", "4.2.18.Final", "small", 1, List.of("pooled", "adaptive", "kmem4j"),
             List.of(List.of(run(true, 100, 1000, 100, 110), run(true, 90, 900, 100, 110), run(true, 100, 1000, 100, 110)),
                 List.of(run(true, 120, 1100, 100, 300), run(false, 500, 1, 1, 1), run(true, 80, 800, 100, 300)),
                 List.of(run(true, 132, 990, 100, 105), run(true, 99, 1820, 100, 105), run(false, 1, 1, 1, 1))));
@@ -78,9 +78,9 @@ class NettyHarnessTest {
         assertThat(c.okRounds("adaptive")).isEqualTo(2);
         assertThat(c.median("kmem4j", ServerRun.Result::burstRatio)).isCloseTo(1.05, offset(1e-9));
         assertThat(NettyTable.goals(List.of(c)))
-            .contains("| kmem4j req/s / better Netty arm's | 17 | 4.2.18.Final | small | 1 | 1.10× | ≥ 1.00× | met |")
-            .contains("| kmem4j p99 / better Netty arm's | 17 | 4.2.18.Final | small | 1 | 1.51× | ≤ 1.00× | **missed** |")
-            .contains("| kmem4j RSS 10 s after the burst / before it | 17 | 4.2.18.Final | small | 1 | 1.05× | ≤ 1.25× | met |")
+            .contains("| kmem4j req/s / better Netty arm's | HTTP/1.1 | 17 | 4.2.18.Final | small | 1 | 1.10× | ≥ 1.00× | met |")
+            .contains("| kmem4j p99 / better Netty arm's | HTTP/1.1 | 17 | 4.2.18.Final | small | 1 | 1.51× | ≤ 1.00× | **missed** |")
+            .contains("| kmem4j RSS 10 s after the burst / before it | HTTP/1.1 | 17 | 4.2.18.Final | small | 1 | 1.05× | ≤ 1.25× | met |")
             .doesNotContain("| pooled");
         assertThat(NettyTable.table(c)).contains("| adaptive | 2 (1 failed) | 100 |");
     }
@@ -90,7 +90,7 @@ class NettyHarnessTest {
         final Map<String, Map<String, String>> m = ServerRun.metrics(List.of("server: listening port=1 upload-port=2",
             "server: metrics label=load gcCount=3 gcMillis=10",
             "server: metrics label=before gcCount=8 gcMillis=25 kmem4j.Buffers=42"));
-        final ServerRun.Result r = new ServerRun.Result(null, "4.2", "X", new Wrk.Result(2000, 1, 2000, 1, 2, 0, 0), 30,
+        final ServerRun.Result r = new ServerRun.Result(null, "4.2", "X", new LoadResult(2000, 1, 2000, 1, 2, 0, 0), 30,
             new long[] {300, 100, 200}, 100, 400, new long[] {250, 200, 175}, 5, 5, m, Path.of("x"));
         assertThat(r.gcCount()).isEqualTo(5);
         assertThat(r.gcMillis()).isEqualTo(15);
@@ -109,10 +109,11 @@ class NettyHarnessTest {
         new picocli.CommandLine(cmd).parseArgs();
         final List<String> common = cmd.commonFlags();
         assertThat(common).contains("-Xms128m", "-Xmx128m", "-XX:+AlwaysPreTouch");
-        assertThat(cmd.armFlags("pooled")).isEqualTo(append(common, "-Dio.netty.allocator.type=pooled"));
-        assertThat(cmd.armFlags("adaptive")).isEqualTo(append(common, "-Dio.netty.allocator.type=adaptive"));
-        assertThat(cmd.armFlags("kmem4j")).startsWith(common.toArray(String[]::new)).hasSize(common.size() + 1);
-        assertThat(cmd.armFlags("kmem4j").get(common.size())).startsWith("-javaagent:").endsWith("kmem4j-agent.jar=presets=netty-allocator");
+        assertThat(cmd.armFlags(Protocol.HTTP, "pooled")).isEqualTo(append(common, "-Dio.netty.allocator.type=pooled"));
+        assertThat(cmd.armFlags(Protocol.HTTP, "adaptive")).isEqualTo(append(common, "-Dio.netty.allocator.type=adaptive"));
+        assertThat(cmd.armFlags(Protocol.HTTP, "kmem4j")).startsWith(common.toArray(String[]::new)).hasSize(common.size() + 1);
+        assertThat(cmd.armFlags(Protocol.HTTP, "kmem4j").get(common.size())).startsWith("-javaagent:")
+            .endsWith("kmem4j-agent.jar=presets=netty-allocator");
         final String help = new picocli.CommandLine(new NettyCommand()).getUsageMessage();
         for (final String arm : NettyCommand.ARMS) {
             assertThat(help).contains(arm);
