@@ -41,7 +41,7 @@ import io.kmem4j.core.SlabAllocator;
  * atomic); {@link #giveBackEnded} from the reaper, for threads that have ended.
  */
 final class ReleasedBuffers {
-    static final int MAX_PER_CLASS = 32;
+    static final int MAX_PER_CLASS = 256;
     static final int CLASS_BYTES = 128 * 1024;
     static final int THREAD_BYTES = 256 * 1024;
     static final long MAX_KEPT_BYTES = 16L * 1024 * 1024;
