@@ -454,7 +454,9 @@ public final class NettyCommand implements Callable<Integer> {
             .append(pinned ? "the server runs on CPU 0 and its load generator on CPU 1 (`taskset`; the JVMs then see one"
                 + " CPU and pick Serial GC)" : "nothing is pinned").append("; with 2 both float over all CPUs.\n\n");
         b.append("Figures are medians over rounds; `× better Netty` is the median over rounds of the arm's figure divided")
-            .append(" by the better of `pooled` and `adaptive` in the same round. Server CPU is user + system time of")
+            .append(" by the better of `pooled` and `adaptive` in the same round; in the goals the range after it is the")
+            .append(" lowest and the highest round's ratio, and server CPU per request (no goal of the issue) says what")
+            .append(" req/s cannot where the load generator, not the server, is the limit. Server CPU is user + system time of")
             .append(" the server process during the measured run per request; GCs and their time: the server's during the")
             .append(" measured run. RSS is `VmRSS`: under load sampled every")
             .append(" 100 ms; the burst: after ").append(idle).append(" s idle (*before*), ").append(burst)

@@ -29,11 +29,13 @@ final class NettyTable {
                 if (ServerCell.NETTY_ARMS.contains(arm)) {
                     continue;
                 }
-                final double rps = c.ratioToBetterNetty(arm, ServerRun.Result::rps, true);
-                final double p99 = c.ratioToBetterNetty(arm, ServerRun.Result::p99Micros, false);
+                final double[] rps = c.ratiosToBetterNetty(arm, ServerRun.Result::rps, true);
+                final double[] p99 = c.ratiosToBetterNetty(arm, ServerRun.Result::p99Micros, false);
+                final double[] cpu = c.ratiosToBetterNetty(arm, ServerRun.Result::cpuMicrosPerRequest, false);
                 final double burst = c.median(arm, ServerRun.Result::burstRatio);
-                row(b, arm + " req/s / better Netty arm's", c, ratio(rps), "≥ 1.00×", rps >= 1.0);
-                row(b, arm + " p99 / better Netty arm's", c, ratio(p99), "≤ 1.00×", p99 <= 1.0);
+                row(b, arm + " req/s / better Netty arm's", c, spread(rps), "≥ 1.00×", Rounds.median(rps) >= 1.0);
+                row(b, arm + " p99 / better Netty arm's", c, spread(p99), "≤ 1.00×", Rounds.median(p99) <= 1.0);
+                row(b, arm + " server CPU per request / lower Netty arm's", c, spread(cpu), "(no goal)", null);
                 if (c.runs(arm).stream().anyMatch(ServerRun.Result::burst)) {
                     row(b, arm + " RSS 10 s after the burst / before it", c, ratio(burst), "≤ " + ratio(BURST_RATIO),
                         burst <= BURST_RATIO);
@@ -43,11 +45,22 @@ final class NettyTable {
         return b.toString();
     }
 
+    /** @return the median ratio, then the lowest and highest round's: {@code 0.98× (0.91–1.05×)} */
+    static String spread(final double[] perRound) {
+        final double median = Rounds.median(perRound);
+        if (perRound.length < 2 || Double.isNaN(median)) {
+            return ratio(median);
+        }
+        final double[] sorted = java.util.Arrays.stream(perRound).filter(d -> !Double.isNaN(d)).sorted().toArray();
+        return ratio(median) + " (" + ratio(sorted[0]).replace("×", "") + "–" + ratio(sorted[sorted.length - 1]) + ")";
+    }
+
+    /** @param met null: a figure without a goal */
     private static void row(final StringBuilder b, final String goal, final ServerCell c, final String measured,
-                            final String target, final boolean met) {
+                            final String target, final Boolean met) {
         b.append("| ").append(goal).append(" | ").append(c.protocol().label).append(" | ").append(c.jdk()).append(" | ").append(c.netty()).append(" | ")
             .append(c.size()).append(" | ").append(c.threads()).append(" | ").append(measured).append(" | ")
-            .append(target).append(" | ").append(met ? "met" : "**missed**").append(" |\n");
+            .append(target).append(" | ").append(met == null ? "—" : met ? "met" : "**missed**").append(" |\n");
     }
 
     /** @return one cell's heading and table */

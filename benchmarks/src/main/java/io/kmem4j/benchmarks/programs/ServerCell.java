@@ -42,6 +42,15 @@ record ServerCell(Protocol protocol, String jdk, String netty, String size, int 
      */
     double ratioToBetterNetty(final String arm, final ToDoubleFunction<ServerRun.Result> figure,
                               final boolean higherIsBetter) {
+        return Rounds.median(ratiosToBetterNetty(arm, figure, higherIsBetter));
+    }
+
+    /**
+     * @return per round with both, the arm's figure / the better Netty arm's in that round (rounds in order)
+     * @see #ratioToBetterNetty
+     */
+    double[] ratiosToBetterNetty(final String arm, final ToDoubleFunction<ServerRun.Result> figure,
+                                 final boolean higherIsBetter) {
         final List<Double> ratios = new ArrayList<>();
         for (int r = 0; r < runs(arm).size(); r++) {
             final ServerRun.Result a = runs(arm).get(r);
@@ -57,6 +66,6 @@ record ServerCell(Protocol protocol, String jdk, String netty, String size, int 
                 ratios.add(figure.applyAsDouble(a) / best);
             }
         }
-        return Rounds.median(ratios.stream().mapToDouble(Double::doubleValue).toArray());
+        return ratios.stream().mapToDouble(Double::doubleValue).toArray();
     }
 }

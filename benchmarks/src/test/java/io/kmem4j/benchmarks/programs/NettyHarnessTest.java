@@ -78,11 +78,14 @@ class NettyHarnessTest {
         assertThat(c.okRounds("adaptive")).isEqualTo(2);
         assertThat(c.median("kmem4j", ServerRun.Result::burstRatio)).isCloseTo(1.05, offset(1e-9));
         assertThat(NettyTable.goals(List.of(c)))
-            .contains("| kmem4j req/s / better Netty arm's | HTTP/1.1 | 17 | 4.2.18.Final | small | 1 | 1.10× | ≥ 1.00× | met |")
-            .contains("| kmem4j p99 / better Netty arm's | HTTP/1.1 | 17 | 4.2.18.Final | small | 1 | 1.51× | ≤ 1.00× | **missed** |")
+            .contains("| kmem4j req/s / better Netty arm's | HTTP/1.1 | 17 | 4.2.18.Final | small | 1 | 1.10× (1.10–1.10×) | ≥ 1.00× | met |")
+            .contains("| kmem4j p99 / better Netty arm's | HTTP/1.1 | 17 | 4.2.18.Final | small | 1 | 1.51× (0.99–2.02×) | ≤ 1.00× | **missed** |")
+            .contains("| kmem4j server CPU per request / lower Netty arm's | HTTP/1.1 | 17 | 4.2.18.Final | small | 1 | 1.00× (1.00–1.00×) | (no goal) | — |")
             .contains("| kmem4j RSS 10 s after the burst / before it | HTTP/1.1 | 17 | 4.2.18.Final | small | 1 | 1.05× | ≤ 1.25× | met |")
             .doesNotContain("| pooled");
         assertThat(NettyTable.table(c)).contains("| adaptive | 2 (1 failed) | 100 |");
+        assertThat(NettyTable.spread(new double[] {1.2, Double.NaN, 0.9, 1.0})).isEqualTo("1.00× (0.90–1.20×)");
+        assertThat(NettyTable.spread(new double[] {0.95})).as("one round: no range").isEqualTo("0.95×");
     }
 
     @Test
