@@ -32,7 +32,8 @@ import net.bytebuddy.jar.asm.Type;
  *           super.deallocate(); }
  *       public Object get() { return kmem4jBlock; }
  *       public Object apply(long capacities) {                         // a kept buffer served again: max &lt;&lt; 32 | capacity
- *           kmem4jBlock.clear().limit((int) capacities); setByteBuffer(kmem4jBlock, false); maxCapacity((int) (capacities &gt;&gt;&gt; 32));
+ *           if (capacity() != (int) capacities) { kmem4jBlock.clear().limit((int) capacities); setByteBuffer(kmem4jBlock, false); }
+ *           maxCapacity((int) (capacities &gt;&gt;&gt; 32));
  *           resetRefCnt(); setIndex0(0, 0); discardMarks(); return AbstractByteBufAllocator.toLeakAwareBuffer(this); }
  *       public int maxFastWritableBytes(), public ByteBuf capacity(int c)   // growth within the block: {@link #inBlockGrowth}
  *       public ByteBuf retainedSlice(int i, int n) { return PooledSlicedByteBuf.newInstance(this, this, i, n); }   // as PooledByteBuf
@@ -195,6 +196,14 @@ final class NettyClasses {
         apply.visitVarInsn(Opcodes.ALOAD, 0);
         apply.visitFieldInsn(Opcodes.GETFIELD, self, NettyCopy.BLOCK_FIELD, block);
         apply.visitVarInsn(Opcodes.ASTORE, 3);
+        // the capacity of the last use again: setByteBuffer would change nothing but drop Netty's cached
+        // duplicate of the block (tmpNioBuf), which every socket read and write would then make anew
+        final Label sameCapacity = new Label();
+        apply.visitVarInsn(Opcodes.ALOAD, 0);
+        apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "capacity", "()I", false);
+        apply.visitVarInsn(Opcodes.LLOAD, 1);
+        apply.visitInsn(Opcodes.L2I);
+        apply.visitJumpInsn(Opcodes.IF_ICMPEQ, sameCapacity);
         apply.visitVarInsn(Opcodes.ALOAD, 3);
         apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, BYTE_BUFFER, "clear", "()" + block, false);
         apply.visitVarInsn(Opcodes.LLOAD, 1);
@@ -205,6 +214,8 @@ final class NettyClasses {
         apply.visitVarInsn(Opcodes.ALOAD, 3);
         apply.visitInsn(Opcodes.ICONST_0); // tryFree: no (it is the same block)
         apply.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "setByteBuffer", "(" + block + "Z)V", false);
+        apply.visitLabel(sameCapacity);
+        apply.visitFrame(Opcodes.F_NEW, 3, new Object[] {self, Opcodes.LONG, BYTE_BUFFER}, 0, new Object[0]);
         apply.visitVarInsn(Opcodes.ALOAD, 0);
         apply.visitVarInsn(Opcodes.LLOAD, 1);
         apply.visitIntInsn(Opcodes.BIPUSH, 32);
@@ -260,13 +271,14 @@ final class NettyClasses {
      * Growth within the block (a block spans its whole size class), as a {@code PooledByteBuf} grows
      * within its run up to {@code maxLength}: Netty's {@code ensureWritable} asks
      * {@code maxFastWritableBytes()} first and then {@code capacity(n)}, which moves the limit instead of
-     * copying to a new block.
+     * copying to a new block; a shrink trims the indices and moves the limit too, so the buffer keeps
+     * its block and stays reusable.
      * <pre>
      *   public int maxFastWritableBytes() { ByteBuffer b = kmem4jBlock;
      *       return buffer == b ? Math.min(b.capacity(), maxCapacity()) - writerIndex() : writableBytes(); }
      *   public ByteBuf capacity(int c) { ByteBuffer b = kmem4jBlock;
-     *       if (buffer == b &amp;&amp; c &gt; capacity() &amp;&amp; c &lt;= b.capacity()) {
-     *           checkNewCapacity(c); b.clear().limit(c); setByteBuffer(b, false); return this; }
+     *       if (buffer == b &amp;&amp; c &lt;= b.capacity()) {      // grown or shrunk within the block, as PooledByteBuf
+     *           checkNewCapacity(c); trimIndicesToCapacity(c); b.clear().limit(c); setByteBuffer(b, false); return this; }
      *       return super.capacity(c); }
      * </pre>
      */
@@ -299,16 +311,15 @@ final class NettyClasses {
         final Label netty = new Label();
         blockInUse(cap, self, block, 2, netty);
         cap.visitVarInsn(Opcodes.ILOAD, 1);
-        cap.visitVarInsn(Opcodes.ALOAD, 0);
-        cap.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "capacity", "()I", false);
-        cap.visitJumpInsn(Opcodes.IF_ICMPLE, netty); // the same or smaller: Netty's own
-        cap.visitVarInsn(Opcodes.ILOAD, 1);
         cap.visitVarInsn(Opcodes.ALOAD, 2);
         cap.visitMethodInsn(Opcodes.INVOKEVIRTUAL, BYTE_BUFFER, "capacity", "()I", false);
         cap.visitJumpInsn(Opcodes.IF_ICMPGT, netty); // beyond the block: Netty's own, a new block
         cap.visitVarInsn(Opcodes.ALOAD, 0);
         cap.visitVarInsn(Opcodes.ILOAD, 1);
         cap.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "checkNewCapacity", "(I)V", false);
+        cap.visitVarInsn(Opcodes.ALOAD, 0);
+        cap.visitVarInsn(Opcodes.ILOAD, 1);
+        cap.visitMethodInsn(Opcodes.INVOKEVIRTUAL, self, "trimIndicesToCapacity", "(I)V", false); // a shrink
         cap.visitVarInsn(Opcodes.ALOAD, 2);
         cap.visitMethodInsn(Opcodes.INVOKEVIRTUAL, BYTE_BUFFER, "clear", "()" + block, false);
         cap.visitVarInsn(Opcodes.ILOAD, 1);

@@ -168,13 +168,14 @@ final class NettyCopy {
             factory, unbounded, null, reuses);
     }
 
-    /**
-     * @return null when Netty's classes have every member {@code Kmem4jDirectByteBuf}'s reuse methods use
-     *         (NettyClasses), else what is missing; such a copy is still served, without reuse
-     */
     /** Members of {@link #missingForReuse} that the generated class overrides. */
     private static final java.util.Set<String> OVERRIDDEN = java.util.Set.of("deallocate", "capacity", "maxFastWritableBytes");
 
+    /**
+     * @return null when Netty's classes have every member {@code Kmem4jDirectByteBuf}'s reuse methods use
+     *         (NettyClasses), else what is missing; such a copy is still served, without reuse (and
+     *         without in-block growth, which needs {@code maxFastWritableBytes}, Netty 4.1.40 and later)
+     */
     static String missingForReuse(final Class<?> base) {
         final String[][] members = {
             // name, parameter types; fields as "field:name"
@@ -186,6 +187,7 @@ final class NettyCopy {
             {"discardMarks"},
             {"deallocate"},
             {"checkNewCapacity", "int"},
+            {"trimIndicesToCapacity", "int"},
             {"capacity", "int"},
             {"maxFastWritableBytes"},
         };

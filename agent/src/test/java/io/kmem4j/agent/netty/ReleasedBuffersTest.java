@@ -247,12 +247,60 @@ class ReleasedBuffersTest {
         assertThat(b.getInt(896)).isEqualTo(0x0102_0304);
         assertThat(hook.grown.sum()).isEqualTo(1);
         assertThat(b.maxFastWritableBytes()).isEqualTo(b.writableBytes());
+        final ByteBuf shrunk = buffer(1000, Integer.MAX_VALUE);
+        final long shrunkAddress = shrunk.memoryAddress();
+        shrunk.writeZero(996).writeInt(0x0A0B_0C0D).readerIndex(990);
+        shrunk.capacity(100); // in place, indices trimmed as Netty's own capacity(n) trims them
+        assertThat(shrunk.memoryAddress()).isEqualTo(shrunkAddress);
+        assertThat(shrunk.capacity()).isEqualTo(100);
+        assertThat(shrunk.writerIndex()).isEqualTo(100);
+        assertThat(shrunk.readerIndex()).isEqualTo(100);
+        shrunk.capacity(1024).setIndex(0, 1000); // and grown back within the block: the bytes are still there
+        assertThat(shrunk.getInt(996)).isEqualTo(0x0A0B_0C0D);
+        final Object shrunkObject = unwrapped(shrunk);
+        shrunk.release();
+        final ByteBuf shrunkAgain = buffer(1000, Integer.MAX_VALUE);
+        assertThat(unwrapped(shrunkAgain)).as("kept: it still has its block").isSameAs(shrunkObject);
+        shrunkAgain.release();
+        assertThat(hook.grown.sum()).isEqualTo(1);
         final ByteBuf bounded = buffer(100, 110);
         assertThat(bounded.maxFastWritableBytes()).as("bounded by its max capacity, not the block's 128").isEqualTo(110);
         bounded.writeZero(110);
         assertThat(bounded.capacity()).isEqualTo(110);
         bounded.release();
         b.release();
+        assertThat(hook.releases.sum()).isEqualTo(hook.buffers.sum() + hook.grown.sum());
+        hook.giveBackKept();
+        assertThat(allocator.stats().liveBuffers()).isZero();
+    }
+
+    @Test
+    void aBufferServedAgainWithItsLastCapacityKeepsNettysCachedDuplicateAndANewShape() {
+        final ByteBuf first = buffer(1000, 1000);
+        final Object object = unwrapped(first);
+        first.writeZero(1000).readerIndex(10).markReaderIndex();
+        final java.nio.ByteBuffer nio = first.internalNioBuffer(10, 990); // Netty's cached duplicate of the block
+        nio.position(500);
+        first.release();
+        final ByteBuf again = buffer(1000, Integer.MAX_VALUE); // the same capacity: no setByteBuffer
+        assertThat(unwrapped(again)).isSameAs(object);
+        assertThat(again.internalNioBuffer(0, 1000)).as("no new duplicate").isSameAs(nio);
+        assertThat(nio.position()).isZero();
+        assertThat(nio.limit()).isEqualTo(1000);
+        assertThat(again.capacity()).isEqualTo(1000);
+        assertThat(again.maxCapacity()).isEqualTo(Integer.MAX_VALUE);
+        assertThat(again.readerIndex()).isZero();
+        assertThat(again.writerIndex()).isZero();
+        assertThat(again.nioBuffer(0, 1000).remaining()).isEqualTo(1000);
+        again.resetReaderIndex();
+        assertThat(again.readerIndex()).as("marks discarded").isZero();
+        again.writeZero(1000).writeByte(1); // grown within the block to 1024
+        again.release();
+        final ByteBuf third = buffer(1000, Integer.MAX_VALUE);
+        assertThat(unwrapped(third)).isSameAs(object);
+        assertThat(third.capacity()).as("back to the capacity asked").isEqualTo(1000);
+        assertThat(third.writableBytes()).isEqualTo(1000);
+        third.release();
         assertThat(hook.releases.sum()).isEqualTo(hook.buffers.sum() + hook.grown.sum());
         hook.giveBackKept();
         assertThat(allocator.stats().liveBuffers()).isZero();
