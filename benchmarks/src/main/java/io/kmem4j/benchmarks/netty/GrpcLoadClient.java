@@ -140,7 +140,7 @@ public final class GrpcLoadClient {
         outstanding.incrementAndGet();
         final long start = System.nanoTime();
         ClientCalls.asyncUnaryCall(channels[c].newCall(method, CallOptions.DEFAULT), EMPTY, new StreamObserver<>() {
-            private boolean wrongSize;
+            private boolean wrongSize = true; // an OK close without a message is a bad answer too
 
             @Override
             public void onNext(final byte[] answer) {
@@ -158,9 +158,10 @@ public final class GrpcLoadClient {
             @Override
             public void onCompleted() {
                 if (phase == MEASURING) {
-                    latencies.recordValue(Math.max(1, (System.nanoTime() - start) / 1000));
                     if (wrongSize) {
-                        bad.increment();
+                        bad.increment(); // not among the requests answered
+                    } else {
+                        latencies.recordValue(Math.max(1, (System.nanoTime() - start) / 1000));
                     }
                 }
                 next();

@@ -60,7 +60,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * </pre>
  * then a metrics line for every {@code metrics LABEL} line read from stdin, and at the end of stdin
  * {@code metrics label=end}, after which the server shuts down and exits 0. {@code errors=} counts answers
- * that could not be sent (the call was cancelled).
+ * not sent: the call was cancelled before (grpc-java's unary observer does not throw for a cancelled
+ * call, so {@code isCancelled()} is asked first) or sending threw.
  */
 public final class GrpcUnaryServer {
     private static final AtomicLong UPLOADS = new AtomicLong();
@@ -129,6 +130,10 @@ public final class GrpcUnaryServer {
     }
 
     private static void answer(final StreamObserver<byte[]> call, final byte[] message) {
+        if (call instanceof io.grpc.stub.ServerCallStreamObserver<?> s && s.isCancelled()) {
+            ERRORS.incrementAndGet();
+            return;
+        }
         try {
             call.onNext(message);
             call.onCompleted();
