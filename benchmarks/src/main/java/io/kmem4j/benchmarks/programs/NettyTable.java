@@ -49,10 +49,15 @@ final class NettyTable {
     static String spread(final double[] perRound) {
         final double median = Rounds.median(perRound);
         if (perRound.length < 2 || Double.isNaN(median)) {
-            return ratio(median);
+            return goalRatio(median);
         }
         final double[] sorted = java.util.Arrays.stream(perRound).filter(d -> !Double.isNaN(d)).sorted().toArray();
-        return ratio(median) + " (" + ratio(sorted[0]).replace("×", "") + "–" + ratio(sorted[sorted.length - 1]) + ")";
+        return goalRatio(median) + " (" + ratio(sorted[0]).replace("×", "") + "–" + ratio(sorted[sorted.length - 1]) + ")";
+    }
+
+    /** @return the ratio with two decimals, or four where two would print 1.00× for a ratio that is not 1 (a goal's edge) */
+    static String goalRatio(final double r) {
+        return r != 1.0 && Math.abs(r - 1.0) < 0.005 ? String.format(Locale.ROOT, "%.4f×", r) : ratio(r);
     }
 
     /** @param met null: a figure without a goal */

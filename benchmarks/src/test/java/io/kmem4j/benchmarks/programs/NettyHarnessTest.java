@@ -86,6 +86,9 @@ class NettyHarnessTest {
         assertThat(NettyTable.table(c)).contains("| adaptive | 2 (1 failed) | 100 |");
         assertThat(NettyTable.spread(new double[] {1.2, Double.NaN, 0.9, 1.0})).isEqualTo("1.00× (0.90–1.20×)");
         assertThat(NettyTable.spread(new double[] {0.95})).as("one round: no range").isEqualTo("0.95×");
+        assertThat(NettyTable.spread(new double[] {0.9996, 0.98, 1.01})).as("a median at a goal's edge: four decimals, so"
+            + " 1.00× never reads as missed").isEqualTo("0.9996× (0.98–1.01×)");
+        assertThat(NettyTable.goalRatio(1.0)).isEqualTo("1.00×");
     }
 
     @Test
