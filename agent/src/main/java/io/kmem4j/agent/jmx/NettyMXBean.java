@@ -22,7 +22,7 @@ public interface NettyMXBean {
 
     /**
      * @return bytes of blocks that released buffers keep while they wait for reuse, summed over threads
-     *         (at most 256 KiB per thread and 16 MiB in all; an ended thread's go back within one reaper interval). These
+     *         (at most 1 MiB per thread and 64 MiB in all; an ended thread's go back within one reaper interval). These
      *         blocks count as live in the allocator's figures.
      */
     long getBytesKeptForReuse();

@@ -31,7 +31,7 @@ import io.kmem4j.core.SlabAllocator;
  *
  * <p>Bounds: per thread and size class at most {@value #MAX_PER_CLASS} buffers and
  * {@value #CLASS_BYTES} bytes of blocks (at least one buffer), per thread at most {@value #THREAD_BYTES}
- * bytes; at most {@link #maxThreads} threads keep (so all kept blocks stay within 16 MiB and 1/16 of
+ * bytes; at most {@link #maxThreads} threads keep (so all kept blocks stay within 64 MiB and 1/16 of
  * the direct-memory limit). A live thread keeps its stacks while it lives, idle or not; it gives them
  * back when it releases a buffer of another Netty allocator (and lets go of the first, so a web
  * application's copy of Netty is not pinned by a container's threads); an ended thread's are given
@@ -42,9 +42,9 @@ import io.kmem4j.core.SlabAllocator;
  */
 final class ReleasedBuffers {
     static final int MAX_PER_CLASS = 256;
-    static final int CLASS_BYTES = 128 * 1024;
-    static final int THREAD_BYTES = 256 * 1024;
-    static final long MAX_KEPT_BYTES = 16L * 1024 * 1024;
+    static final int CLASS_BYTES = 512 * 1024;
+    static final int THREAD_BYTES = 1024 * 1024;
+    static final long MAX_KEPT_BYTES = 64L * 1024 * 1024;
 
     private final SlabAllocator allocator;
     private final ThreadLocal<Stacks> local = new ThreadLocal<>();
