@@ -375,7 +375,7 @@ public final class AgentInstaller {
                 + " java.nio.Kmem4jBridge in this JVM without the field it needs; Netty keeps its own allocators");
             return null;
         }
-        final SlabAllocator nettyAllocator = new SlabAllocator(NettyBuffers.configFor(config.allocator));
+        final SlabAllocator nettyAllocator = new SlabAllocator(config.nettyAllocatorConfig);
         io.kmem4j.agent.bridge.NativeHeapTrim.watchForAgent(nettyAllocator);
         final NettyBuffers buffers = new NettyBuffers(nettyAllocator, inst);
         members.nettyBuffer.set(buffers);

@@ -37,6 +37,11 @@ public final class SlabAllocatorConfig {
      * them: the one list of the allocator's keys ({@link Builder#set} and {@link #value} name each once
      * more, in a switch: no lambda is spun at start-up).
      */
+    /** The least {@code maxSizeClassBytes}: the smallest size class, bytes. */
+    public static final int MIN_SIZE_CLASS_BYTES = SizeClasses.MIN_CLASS_BYTES;
+    /** The most {@code maxSizeClassBytes}, bytes (1 MiB). */
+    public static final int MAX_SIZE_CLASS_BYTES = 1 << 20;
+
     private static final List<String> KEYS = List.of("chunkSizeBytes", "maxSizeClassBytes", "minCapacityBytes",
         "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "zeroOnFree",
         "explicitLeakDetection", "siteSampleRate");
@@ -416,7 +421,7 @@ public final class SlabAllocatorConfig {
          * @throws IllegalArgumentException naming {@code maxSizeClassBytes} when out of range
          */
         public Builder maxSizeClassBytes(final long bytes) {
-            this.maxSizeClassBytes = (int) checkRange("maxSizeClassBytes", bytes, SizeClasses.MIN_CLASS_BYTES, 1 << 20);
+            this.maxSizeClassBytes = (int) checkRange("maxSizeClassBytes", bytes, MIN_SIZE_CLASS_BYTES, MAX_SIZE_CLASS_BYTES);
             return this;
         }
 

@@ -39,7 +39,7 @@ class GrpcPresetIT {
     private static final String SHADED = "io.grpc.netty.shaded.io.netty";
     /** GrpcUnaryApp.CALLS: the calls whose request and response (100 B .. 60 KB) fit kmem4j's classes. */
     private static final long SMALL_CALLS = 2000;
-    /** GrpcUnaryApp.LARGE_CALLS: 200,000-byte requests and responses, Netty's own. */
+    /** GrpcUnaryApp.LARGE_CALLS: 300,000-byte requests and responses (above nettyMaxSizeClassBytes), Netty's own. */
     private static final long LARGE_CALLS = 4;
 
     @ParameterizedTest(name = "{0}")
@@ -82,7 +82,7 @@ class GrpcPresetIT {
                         .isGreaterThanOrEqualTo(1);
                 assertThat(n.get("Failures")).as("failures, %s", n).isZero();
                 assertThat(n.get("CopiesLeftAlone")).as("copies left alone, %s", n).isZero();
-                assertThat(n.get("BuffersPassed")).as("the 200,000-byte requests and responses stay Netty's, %s", n)
+                assertThat(n.get("BuffersPassed")).as("the 300,000-byte requests and responses stay Netty's, %s", n)
                         .isGreaterThanOrEqualTo(2 * LARGE_CALLS);
                 jmx.awaitRegistered(NettyAllocatorPresetIT.NETTY_ALLOCATOR, MBEAN_TIMEOUT);
                 assertThat(jmx.readLong(NettyAllocatorPresetIT.NETTY_ALLOCATOR, "DoubleFrees")).as("double frees")

@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * named module that opens nothing: the agent opens {@code io.netty.buffer} to itself). {@code io.kmem4j.it.apps.NettyAllocatorApp} runs once without the agent and once with
  * it (holding after the run); every line of what the program sees (shapes, growth across the largest
  * class, views, composites, release on another thread) must be the same, except that the 256-byte
- * buffers are kmem4j's and the 70,000-byte ones stay Netty's. Then the {@code kmem4j:type=Netty}
+ * buffers are kmem4j's and the 300,000-byte ones (above nettyMaxSizeClassBytes) stay Netty's. Then the {@code kmem4j:type=Netty}
  * bean must account for every buffer: each served block came back exactly once, except the ones the
  * program dropped without {@code release()}, which kmem4j's leak detection finds after GC; the blocks
  * come from an allocator of their own ({@code kmem4j:type=Allocator,name=netty} and its caches).
@@ -100,7 +100,7 @@ class NettyAllocatorPresetIT {
                 assertThat(n.get("Failures")).as("failures, %s", n).isZero();
                 assertThat(n.get("CopiesLeftAlone")).as("copies left alone, %s", n).isZero();
                 assertThat(n.get("Buffers")).as("buffers served, %s", n).isGreaterThanOrEqualTo(REMOTE + DROPPED);
-                assertThat(n.get("BuffersPassed")).as("the 70,000-byte buffers stay Netty's, %s", n)
+                assertThat(n.get("BuffersPassed")).as("the 300,000-byte buffers (above nettyMaxSizeClassBytes) stay Netty's, %s", n)
                         .isGreaterThanOrEqualTo(2);
                 assertThat(n.get("Grown")).as("growth to 64 KiB served by kmem4j, %s", n).isGreaterThanOrEqualTo(2);
                 assertThat(n.get("Releases") + DROPPED).as("every served block back once, but the dropped, %s", n)
@@ -158,10 +158,10 @@ class NettyAllocatorPresetIT {
         List<String> agentRest = new ArrayList<>();
         for (String l : plain) {
             if (l.contains(" served ")) {
-                String large = l.substring(l.indexOf(" 70000="));
+                String large = l.substring(l.indexOf(" 300000="));
                 String agentLine = agent.stream().filter(a -> a.startsWith(l.substring(0, l.indexOf(" served "))
                         + " served ")).findFirst().orElseThrow(() -> new AssertionError("no served line for " + l));
-                assertThat(agentLine).as("the 256-byte buffer is kmem4j's, the 70,000-byte one Netty's")
+                assertThat(agentLine).as("the 256-byte buffer is kmem4j's, the 300,000-byte one Netty's")
                         .contains(" 256=Kmem4jDirectByteBuf ").endsWith(large);
             } else {
                 plainRest.add(l);

@@ -10,6 +10,7 @@ import java.util.function.LongFunction;
 import java.util.function.Supplier;
 
 import io.kmem4j.agent.bridge.AgentThread;
+import io.kmem4j.agent.config.AgentConfig;
 import io.kmem4j.agent.log.AgentLog;
 import io.kmem4j.agent.log.Failures;
 import io.kmem4j.core.SlabAllocator;
@@ -25,9 +26,9 @@ import io.kmem4j.core.SlabAllocatorConfig;
  * a block's first hand-out is zeroed). A buffer grown past the
  * largest size class, and every buffer larger than that, is Netty's own.
  *
- * <p>The blocks come from an allocator of their own ({@link #configFor}): the agent's size classes and
- * settings without zeroing, which is Netty's pooled contract (a pooled buffer holds what its last
- * user left); its blocks never reach {@code allocateDirect}'s callers, whose buffers stay all zeros.
+ * <p>The blocks come from an allocator of their own ({@link #configFor}): the agent's settings, size
+ * classes up to {@code nettyMaxSizeClassBytes} (256 KiB by default) and no zeroing, which is Netty's
+ * pooled contract (a pooled buffer holds what its last user left); its blocks never reach {@code allocateDirect}'s callers, whose buffers stay all zeros.
  * Being separate, its beans and {@code slabtop --allocator netty} show Netty's buffers alone.
  *
  * <p>A released buffer is kept, constructed and with its block, for its thread's next buffer of the
@@ -121,14 +122,11 @@ public final class NettyBuffers implements BiFunction<Object, Long, Object> {
 
     /**
      * @param agent the agent's allocator configuration
-     * @return the configuration of the allocator behind Netty's buffers: the same keys, no zeroing
+     * @return the configuration of the allocator behind Netty's buffers with the default largest class:
+     *         {@link AgentConfig#nettyAllocatorConfig}
      */
     public static SlabAllocatorConfig configFor(final SlabAllocatorConfig agent) {
-        final SlabAllocatorConfig.Builder b = SlabAllocatorConfig.builder();
-        for (final java.util.Map.Entry<String, String> e : agent.asMap().entrySet()) {
-            b.set(e.getKey(), e.getValue());
-        }
-        return b.siteFramesToSkip(agent.siteFramesToSkip()).zeroing(false).build();
+        return AgentConfig.nettyAllocatorConfig(agent, -1);
     }
 
     /** @return the allocator behind Netty's buffers */

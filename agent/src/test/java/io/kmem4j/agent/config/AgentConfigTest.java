@@ -356,6 +356,45 @@ class AgentConfigTest {
     }
 
     @Test
+    void nettysAllocatorHasLargerClassesByDefaultAndItsOwnKey() {
+        final AgentConfig plain = AgentConfig.load("", new Properties(), Map.of());
+        assertThat(plain.nettyAllocatorConfig).as("no preset, no Netty allocator").isNull();
+        assertThat(plain.effective).doesNotContainKey("nettyMaxSizeClassBytes");
+
+        final AgentConfig netty = AgentConfig.load("presets=netty-allocator", new Properties(), Map.of());
+        assertThat(netty.allocator.maxSizeClassBytes()).isEqualTo(65536);
+        assertThat(netty.nettyAllocatorConfig.maxSizeClassBytes()).isEqualTo(AgentConfig.NETTY_MAX_SIZE_CLASS_DEFAULT)
+            .isEqualTo(262144);
+        assertThat(netty.nettyAllocatorConfig.zeroing()).isFalse();
+        assertThat(netty.effective).containsEntry("nettyMaxSizeClassBytes", "262144");
+
+        assertThat(AgentConfig.load("presets=netty-allocator,nettyMaxSizeClassBytes=64k", new Properties(), Map.of())
+            .nettyAllocatorConfig.maxSizeClassBytes()).isEqualTo(65536);
+        assertThat(AgentConfig.load("presets=netty-allocator", new Properties(),
+            Map.of("KMEM4J_NETTY_MAX_SIZE_CLASS_BYTES", "1m")).nettyAllocatorConfig.maxSizeClassBytes()).isEqualTo(1 << 20);
+        assertThat(AgentConfig.load("presets=netty-allocator,maxSizeClassBytes=512k", new Properties(), Map.of())
+            .nettyAllocatorConfig.maxSizeClassBytes()).as("never below the agent's").isEqualTo(512 << 10);
+        assertThat(AgentConfig.load("presets=netty-allocator,chunkSizeBytes=1m", new Properties(), Map.of())
+            .nettyAllocatorConfig.maxSizeClassBytes()).as("a 256 KiB slab (2 MiB) does not fit: the agent's classes")
+            .isEqualTo(65536);
+    }
+
+    @Test
+    void nettyMaxSizeClassErrorsNameTheKey() {
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("presets=netty-allocator,nettyMaxSizeClassBytes=2m", new Properties(), Map.of()))
+            .withMessage("invalid kmem4j setting nettyMaxSizeClassBytes=2m (allowed: a size in [64, 1048576], e.g. 262144 or 256k)");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("nettyMaxSizeClassBytes=lots", new Properties(), Map.of()))
+            .withMessageStartingWith("invalid kmem4j setting nettyMaxSizeClassBytes=lots (allowed: a size in [64, 1048576]");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("presets=netty-allocator,nettyMaxSizeClassBytes=1m,chunkSizeBytes=1m",
+                new Properties(), Map.of()))
+            .withMessage("invalid kmem4j setting nettyMaxSizeClassBytes=1m (allowed: a largest class whose slab, 8 objects"
+                + " and at most 4 MiB, fits chunkSizeBytes=1048576, or a larger chunkSizeBytes)");
+    }
+
+    @Test
     void allocatorRangeErrorsNameTheValueAsGiven() {
         assertThatIllegalArgumentException()
             .isThrownBy(() -> AgentConfig.load("chunkSizeBytes=2g", new Properties(), Map.of()))

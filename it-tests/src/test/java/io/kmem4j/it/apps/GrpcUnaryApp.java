@@ -54,7 +54,7 @@ import java.util.zip.CRC32;
 public final class GrpcUnaryApp {
     static final int CALLS = 2000;
     static final int LARGE_CALLS = 4;
-    static final int LARGE = 200_000;
+    static final int LARGE = 300_000;
     static final int[] SIZES = {100, 700, 2048, 8192, 24_576, 60_000};
     static final int CLIENT_THREADS = 4;
     private static final long DEADLINE_SECONDS = 30;
