@@ -239,6 +239,9 @@ public final class AgentInstaller {
             log.warn("ignoring environment variables that are not kmem4j settings: {} (known: {})",
                 config.unknownEnvironmentVariables, String.join(", ", AgentConfig.knownEnvironmentNames()));
         }
+        if (config.nettyMaxSizeClassIgnored) {
+            log.warn("nettyMaxSizeClassBytes has no effect without presets=netty-allocator");
+        }
         if (!config.enabled) {
             log.info("kmem4j is installed but disabled (enabled=false)");
             return null;
@@ -493,8 +496,10 @@ public final class AgentInstaller {
                 if (netty != null && r.allocator() != null) {
                     registerBean(netty, r.allocator().toString().replace("type=Allocator", "type=Netty"));
                     final SlabAllocator n = netty.buffers().allocator();
+                    final Map<String, String> nettyConfig = new java.util.LinkedHashMap<>(config);
+                    nettyConfig.putAll(n.config().asMap()); // its own largest class (nettyMaxSizeClassBytes)
                     final Kmem4jMBeans.Registration nr = Kmem4jMBeans.register(server, new AllocatorView(
-                        new StatsSnapshots(n::stats), n, config, netty.buffers()::failures), NettyView.ALLOCATOR_KEY);
+                        new StatsSnapshots(n::stats), n, nettyConfig, netty.buffers()::failures), NettyView.ALLOCATOR_KEY);
                     for (final String problem : nr.problems()) {
                         log.warn("JMX: {}", problem);
                     }

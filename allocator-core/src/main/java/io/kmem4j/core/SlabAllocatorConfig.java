@@ -32,16 +32,16 @@ public final class SlabAllocatorConfig {
     private final int siteSampleRate;
     private final List<String> siteFramesToSkip;
 
-    /**
-     * Every key a text configuration may set, in the order {@link #keys()} and {@link #asMap()} list
-     * them: the one list of the allocator's keys ({@link Builder#set} and {@link #value} name each once
-     * more, in a switch: no lambda is spun at start-up).
-     */
     /** The least {@code maxSizeClassBytes}: the smallest size class, bytes. */
     public static final int MIN_SIZE_CLASS_BYTES = SizeClasses.MIN_CLASS_BYTES;
     /** The most {@code maxSizeClassBytes}, bytes (1 MiB). */
     public static final int MAX_SIZE_CLASS_BYTES = 1 << 20;
 
+    /**
+     * Every key a text configuration may set, in the order {@link #keys()} and {@link #asMap()} list
+     * them: the one list of the allocator's keys ({@link Builder#set} and {@link #value} name each once
+     * more, in a switch: no lambda is spun at start-up).
+     */
     private static final List<String> KEYS = List.of("chunkSizeBytes", "maxSizeClassBytes", "minCapacityBytes",
         "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "zeroOnFree",
         "explicitLeakDetection", "siteSampleRate");

@@ -76,6 +76,8 @@ public final class AgentConfig {
      * {@code presets=netty-allocator}.
      */
     public final SlabAllocatorConfig nettyAllocatorConfig;
+    /** {@code nettyMaxSizeClassBytes} was set without {@code presets=netty-allocator} (a warning at start). */
+    public final boolean nettyMaxSizeClassIgnored;
     public final Map<String, String> effective;
     /**
      * {@code -Dkmem4j.*} properties that are not settings. Other tools share the prefix, so these are
@@ -95,7 +97,8 @@ public final class AgentConfig {
                         final boolean ownedLifecycle, final boolean trimNativeHeap, final SlabAllocatorConfig allocator,
                         final java.util.List<PoolSpec> pools,
                         final java.util.List<String> excludeCallers, final boolean nettyAllocator,
-                        final SlabAllocatorConfig nettyAllocatorConfig, final Map<String, String> effective) {
+                        final SlabAllocatorConfig nettyAllocatorConfig, final boolean nettyMaxSizeClassIgnored,
+                        final Map<String, String> effective) {
         this.enabled = enabled;
         this.summary = summary;
         this.logLevel = logLevel;
@@ -106,6 +109,7 @@ public final class AgentConfig {
         this.excludeCallers = excludeCallers;
         this.nettyAllocator = nettyAllocator;
         this.nettyAllocatorConfig = nettyAllocatorConfig;
+        this.nettyMaxSizeClassIgnored = nettyMaxSizeClassIgnored;
         this.effective = effective;
     }
 
@@ -335,7 +339,8 @@ public final class AgentConfig {
         pools.addAll(userPools);
         return new AgentConfig(enabled, summary, logLevel, ownedLifecycle, trimNativeHeap, allocator,
             java.util.List.copyOf(pools),
-            java.util.List.copyOf(excludeCallers), nettyAllocator, netty, Collections.unmodifiableMap(effective));
+            java.util.List.copyOf(excludeCallers), nettyAllocator, netty, !nettyAllocator && nettyMaxSizeClassBytes >= 0,
+            Collections.unmodifiableMap(effective));
     }
 
     private static long parseNettyMaxSizeClass(final String key, final String value) {
@@ -374,6 +379,10 @@ public final class AgentConfig {
             } catch (final IllegalArgumentException chunkTooSmall) {
                 return nettyCopy(agent).build(); // a chunkSizeBytes too small for the default's slabs: the agent's classes
             }
+        }
+        if (nettyMaxSizeClassBytes < agent.minCapacityBytes()) {
+            throw new IllegalArgumentException("invalid kmem4j setting " + NETTY_MAX_SIZE_CLASS_BYTES + "="
+                + nettyMaxSizeClassBytes + " (allowed: at least minCapacityBytes=" + agent.minCapacityBytes() + ")");
         }
         try {
             return nettyCopy(agent).maxSizeClassBytes(nettyMaxSizeClassBytes).build();

@@ -32,7 +32,9 @@ import io.kmem4j.core.SlabAllocator;
  * <p>Bounds: per thread and size class at most {@value #MAX_PER_CLASS} buffers and
  * {@value #CLASS_BYTES} bytes of blocks (at least one buffer), per thread at most {@value #THREAD_BYTES}
  * bytes; at most {@link #maxThreads} threads keep (so all kept blocks stay within 64 MiB and 1/16 of
- * the direct-memory limit). A live thread keeps its stacks while it lives, idle or not; it gives them
+ * the direct-memory limit; under a limit below 16 MiB one thread keeps, within 1/16 of it). The bytes
+ * are the blocks' own: a kept block also keeps its slab from going back (a slab of 8 blocks, 2 MiB
+ * for the 256 KiB class), as every live buffer does. A live thread keeps its stacks while it lives, idle or not; it gives them
  * back when it releases a buffer of another Netty allocator (and lets go of the first, so a web
  * application's copy of Netty is not pinned by a container's threads); an ended thread's are given
  * back within one reaper interval.
@@ -54,6 +56,10 @@ final class ReleasedBuffers {
     private final Stacks none;
     /** At most this many threads keep buffers at a time (entries of {@link #byThread}). */
     final int maxThreads;
+    /** Bytes of blocks one thread keeps at most: {@value #THREAD_BYTES}, less under a small limit. */
+    final long threadBytes;
+    /** Bytes of blocks of one size class a thread keeps at most (at least one block). */
+    private final long classBytes;
 
     ReleasedBuffers(final SlabAllocator allocator) {
         this(allocator, SlabAllocator.directMemoryLimit());
@@ -65,6 +71,8 @@ final class ReleasedBuffers {
         this.none = new Stacks(null, 0);
         final long kept = directLimit > 0 ? Math.min(MAX_KEPT_BYTES, directLimit / 16) : MAX_KEPT_BYTES;
         this.maxThreads = (int) Math.max(1, kept / THREAD_BYTES);
+        this.threadBytes = Math.min(THREAD_BYTES, kept);
+        this.classBytes = Math.min(CLASS_BYTES, threadBytes);
     }
 
     /**
@@ -116,8 +124,8 @@ final class ReleasedBuffers {
         }
         final int size = allocator.sizeClassBytes(cls);
         final int n = s.counts[cls];
-        final int room = Math.max(1, Math.min(MAX_PER_CLASS, CLASS_BYTES / size));
-        if (n >= room || s.bytes + size > THREAD_BYTES) {
+        final int room = (int) Math.max(1, Math.min(MAX_PER_CLASS, classBytes / size));
+        if (n >= room || s.bytes + size > threadBytes) {
             return false;
         }
         Object[] stack = s.buffers[cls];

@@ -361,7 +361,7 @@ class AgentConfigTest {
         assertThat(plain.nettyAllocatorConfig).as("no preset, no Netty allocator").isNull();
         assertThat(plain.effective).doesNotContainKey("nettyMaxSizeClassBytes");
 
-        final AgentConfig netty = AgentConfig.load("presets=netty-allocator", new Properties(), Map.of());
+        final AgentConfig netty = AgentConfig.load("presets=netty-allocator,chunkSizeBytes=4m", new Properties(), Map.of());
         assertThat(netty.allocator.maxSizeClassBytes()).isEqualTo(65536);
         assertThat(netty.nettyAllocatorConfig.maxSizeClassBytes()).isEqualTo(AgentConfig.NETTY_MAX_SIZE_CLASS_DEFAULT)
             .isEqualTo(262144);
@@ -370,9 +370,9 @@ class AgentConfigTest {
 
         assertThat(AgentConfig.load("presets=netty-allocator,nettyMaxSizeClassBytes=64k", new Properties(), Map.of())
             .nettyAllocatorConfig.maxSizeClassBytes()).isEqualTo(65536);
-        assertThat(AgentConfig.load("presets=netty-allocator", new Properties(),
+        assertThat(AgentConfig.load("presets=netty-allocator,chunkSizeBytes=4m", new Properties(),
             Map.of("KMEM4J_NETTY_MAX_SIZE_CLASS_BYTES", "1m")).nettyAllocatorConfig.maxSizeClassBytes()).isEqualTo(1 << 20);
-        assertThat(AgentConfig.load("presets=netty-allocator,maxSizeClassBytes=512k", new Properties(), Map.of())
+        assertThat(AgentConfig.load("presets=netty-allocator,maxSizeClassBytes=512k,chunkSizeBytes=4m", new Properties(), Map.of())
             .nettyAllocatorConfig.maxSizeClassBytes()).as("never below the agent's").isEqualTo(512 << 10);
         assertThat(AgentConfig.load("presets=netty-allocator,chunkSizeBytes=1m", new Properties(), Map.of())
             .nettyAllocatorConfig.maxSizeClassBytes()).as("a 256 KiB slab (2 MiB) does not fit: the agent's classes")
@@ -392,6 +392,15 @@ class AgentConfigTest {
                 new Properties(), Map.of()))
             .withMessage("invalid kmem4j setting nettyMaxSizeClassBytes=1m (allowed: a largest class whose slab, 8 objects"
                 + " and at most 4 MiB, fits chunkSizeBytes=1048576, or a larger chunkSizeBytes)");
+        assertThatIllegalArgumentException()
+            .isThrownBy(() -> AgentConfig.load("presets=netty-allocator,minCapacityBytes=4k,nettyMaxSizeClassBytes=1k",
+                new Properties(), Map.of()))
+            .withMessage("invalid kmem4j setting nettyMaxSizeClassBytes=1k (allowed: at least minCapacityBytes=4096)");
+        final AgentConfig ignored = AgentConfig.load("nettyMaxSizeClassBytes=128k", new Properties(), Map.of());
+        assertThat(ignored.nettyMaxSizeClassIgnored).as("set without the preset: a warning at start").isTrue();
+        assertThat(ignored.nettyAllocatorConfig).isNull();
+        assertThat(AgentConfig.load("presets=netty-allocator,nettyMaxSizeClassBytes=128k", new Properties(), Map.of())
+            .nettyMaxSizeClassIgnored).isFalse();
     }
 
     @Test

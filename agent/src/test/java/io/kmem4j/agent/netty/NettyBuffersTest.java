@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 
 /** The hook's answers outside Netty (the IT covers Netty 4.1 and 4.2 themselves). */
 class NettyBuffersTest {
-    private final SlabAllocator allocator = new SlabAllocator(NettyBuffers.configFor(SlabAllocatorConfig.defaults()));
+    private final SlabAllocator allocator = new SlabAllocator(NettyBuffers.configFor(
+        SlabAllocatorConfig.builder().chunkSizeBytes(4 << 20).build())); // 256 KiB classes, whatever the test JVM's limit
     private final NettyBuffers hook = new NettyBuffers(allocator, null);
 
     @AfterEach
@@ -23,7 +24,7 @@ class NettyBuffersTest {
 
     @Test
     void theAllocatorBehindNettyHasTheAgentsSettingsAndNoZeroing() {
-        final SlabAllocatorConfig agent = SlabAllocatorConfig.builder().magazineRounds(7).siteSampleRate(3)
+        final SlabAllocatorConfig agent = SlabAllocatorConfig.builder().magazineRounds(7).siteSampleRate(3).chunkSizeBytes(4 << 20)
             .siteFramesToSkip(java.util.List.of("io.netty.buffer.")).build();
         final SlabAllocatorConfig netty = NettyBuffers.configFor(agent);
         final java.util.Map<String, String> expected = new java.util.LinkedHashMap<>(agent.asMap());

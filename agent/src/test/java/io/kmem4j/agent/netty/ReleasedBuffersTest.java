@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 class ReleasedBuffersTest {
     /** No background reaper pass during a test (one would give back an ended thread's buffers early). */
     private final SlabAllocator allocator = new SlabAllocator(NettyBuffers.configFor(
-        SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build()));
+        SlabAllocatorConfig.builder().reapIntervalMillis(60_000).chunkSizeBytes(4 << 20).build())); // 256 KiB classes
     private final NettyBuffers hook = new NettyBuffers(allocator, null);
     private final PooledByteBufAllocator netty = new PooledByteBufAllocator(true);
 
@@ -154,11 +154,34 @@ class ReleasedBuffersTest {
 
     @Test
     void aThreadKeepsAtMostItsShareAndAtMostMaxThreadsThreadsKeep() throws InterruptedException {
-        for (int kib = 1; kib <= 64; kib++) { // one buffer of every size class from 1 to 64 KiB, kept in turn
+        // one buffer of every size class from 1 to 256 KiB, kept in turn: some 1.6 MiB of classes, more than a thread keeps
+        for (int kib = 1; kib <= 256; kib++) {
             buffer(kib * 1024, Integer.MAX_VALUE).release();
         }
-        assertThat(hook.keptBytes()).isPositive().isLessThanOrEqualTo(ReleasedBuffers.THREAD_BYTES);
+        assertThat(hook.keptBytes()).as("kept up to the thread's budget, less than one large class short")
+            .isLessThanOrEqualTo(ReleasedBuffers.THREAD_BYTES).isGreaterThan(ReleasedBuffers.THREAD_BYTES - (256 << 10));
         hook.giveBackKept();
+
+        // under an 8 MiB limit one thread keeps at most 1/16 of it, 512 KiB, whatever the classes
+        final ReleasedBuffers tiny = new ReleasedBuffers(allocator, 8L << 20);
+        assertThat(tiny.maxThreads).isEqualTo(1);
+        assertThat(tiny.threadBytes).isEqualTo(512 << 10);
+        final Object owner = new Object();
+        tiny.pop(owner, 0); // this thread's first allocation: from now on it keeps
+        final int large = allocator.sizeClassIndex(128 << 10);
+        final int page = allocator.sizeClassIndex(4096);
+        final List<java.nio.ByteBuffer> blocks = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            final java.nio.ByteBuffer b = allocator.allocateExplicit(128 << 10);
+            blocks.add(b);
+            assertThat(tiny.push((java.util.function.Supplier<Object>) () -> b, owner, large)).as("128 KiB block %d", i).isTrue();
+        }
+        final java.nio.ByteBuffer more = allocator.allocateExplicit(4096);
+        assertThat(tiny.push((java.util.function.Supplier<Object>) () -> more, owner, page))
+            .as("512 KiB kept: no more, of any class").isFalse();
+        assertThat(tiny.keptBytes()).isEqualTo(512 << 10);
+        allocator.free(more);
+        assertThat(tiny.giveBackMine()).isEqualTo(4);
 
         final ReleasedBuffers small = new ReleasedBuffers(allocator, 64L * 1024 * 1024); // a 64 MiB limit: 4 MiB kept
         assertThat(small.maxThreads).isEqualTo(4 * 1024 * 1024 / ReleasedBuffers.THREAD_BYTES);

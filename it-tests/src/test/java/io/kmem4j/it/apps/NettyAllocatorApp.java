@@ -19,9 +19,9 @@ import java.util.zip.CRC32;
  * {@code served} lines, which name the buffer classes. Runs against the API Netty 4.1.111+ and 4.2
  * share. Prints, on stdout, for each of {@code pooled} and {@code adaptive}:
  * <pre>
- * nettyalloc: pooled served 256=&lt;class&gt; 300000=&lt;class&gt;
+ * nettyalloc: pooled served 256=&lt;class&gt; 200000=&lt;class&gt; 300000=&lt;class&gt;
  * nettyalloc: pooled shape cap=256 max=2147483647 r=0 w=0 direct=true order=BIG_ENDIAN nio=1
- * nettyalloc: pooled grow ok caps=256,65536,524288 w=90000 crc=...
+ * nettyalloc: pooled grow ok caps=256,65536,131072,524288 w=90000 crc=...
  * nettyalloc: pooled views ok refCnt=0
  * nettyalloc: pooled composite ok refCnt=0,0,0
  * nettyalloc: pooled remote ok buffers=2000 crc=...
@@ -59,13 +59,16 @@ public final class NettyAllocatorApp {
 
     private static void check(String name, ByteBufAllocator alloc) throws Exception {
         ByteBuf small = alloc.directBuffer(256);
-        ByteBuf large = alloc.directBuffer(300_000); // above the largest size class (nettyMaxSizeClassBytes, 256 KiB)
-        System.out.println("nettyalloc: " + name + " served 256=" + unwrapped(small) + " 300000=" + unwrapped(large));
+        ByteBuf big = alloc.directBuffer(200_000); // in the largest size classes (nettyMaxSizeClassBytes, 256 KiB)
+        ByteBuf large = alloc.directBuffer(300_000); // above them
+        System.out.println("nettyalloc: " + name + " served 256=" + unwrapped(small) + " 200000=" + unwrapped(big)
+                + " 300000=" + unwrapped(large));
         System.out.println("nettyalloc: " + name + " shape cap=" + small.capacity() + " max=" + small.maxCapacity()
                 + " r=" + small.readerIndex() + " w=" + small.writerIndex() + " direct=" + small.isDirect()
                 + " order=" + small.order() + " nio=" + small.nioBufferCount() + " ioBuffer="
                 + alloc.ioBuffer(100).release());
         large.release();
+        big.release();
         small.release();
         if (small.refCnt() != 0) {
             throw new AssertionError("refCnt after release " + small.refCnt());
@@ -81,13 +84,15 @@ public final class NettyAllocatorApp {
         System.out.println("nettyalloc: " + name + " dropped " + DROPPED);
     }
 
-    /** 256 B -> 64 KiB (in kmem4j's classes) -> 512 KiB (above them: Netty's own), contents kept. */
+    /** 256 B -> 64 KiB -> 128 KiB (in kmem4j's classes) -> 512 KiB (above them: Netty's own), contents kept. */
     private static void grow(String name, ByteBufAllocator alloc) {
         ByteBuf b = alloc.directBuffer(256);
         StringBuilder caps = new StringBuilder().append(b.capacity());
         for (int i = 0; i < 10_000; i++) {
             b.writeInt(i * 31);
         }
+        caps.append(',').append(b.capacity());
+        b.ensureWritable(100_000);
         caps.append(',').append(b.capacity());
         b.ensureWritable(300_000);
         caps.append(',').append(b.capacity());
