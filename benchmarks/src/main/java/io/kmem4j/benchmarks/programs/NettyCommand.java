@@ -26,7 +26,7 @@ import picocli.CommandLine.Option;
  * rotates every round), for each protocol, Netty version (HTTP; gRPC brings its own), event-loop count
  * and size mix. Reports per cell the medians of requests/s, p99, server CPU per request, RSS under
  * load and RSS around a burst of connections holding half-sent uploads, and the median over rounds of
- * each arm's ratio to the better Netty arm of its round ({@link ServerRun}, {@link ServerCell},
+ * each arm's ratio to the better Netty allocator of its cell, round by round ({@link ServerRun}, {@link ServerCell},
  * {@link NettyTable}).
  *
  * <p>Writes the tables to {@code BENCHMARKS.md} between {@value #BEGIN} and {@value #END} (unless
@@ -37,7 +37,7 @@ import picocli.CommandLine.Option;
     description = {"Runs a Netty HTTP server under wrk and a gRPC unary server (grpc-netty-shaded) under a grpc-java"
         + " load client in a second JVM, each with Netty's pooled and adaptive allocators and with kmem4j's"
         + " presets=netty-allocator, interleaved, and reports requests/s, p99, server CPU and RSS under load and"
-        + " after a burst, with each arm's median ratio to the better Netty arm.",
+        + " after a burst, with each arm's median ratio to the better Netty allocator.",
         "HTTP needs wrk (apt-get install -y wrk); the burst needs --burst open files in the harness and in the server"
             + " (benchmarks/run raises ulimit -n to its hard limit)."})
 public final class NettyCommand implements Callable<Integer> {
@@ -454,7 +454,9 @@ public final class NettyCommand implements Callable<Integer> {
             .append(pinned ? "the server runs on CPU 0 and its load generator on CPU 1 (`taskset`; the JVMs then see one"
                 + " CPU and pick Serial GC)" : "nothing is pinned").append("; with 2 both float over all CPUs.\n\n");
         b.append("Figures are medians over rounds; `× better Netty` is the median over rounds of the arm's figure divided")
-            .append(" by the better of `pooled` and `adaptive` in the same round; in the goals the range after it is the")
+            .append(" by the same round's figure of the better Netty allocator of the cell, the one of `pooled` and `adaptive`")
+            .append(" with the higher median req/s (its p99 and CPU too: the issue's \"at most its p99\"; a better of two")
+            .append(" arms taken per round and per figure would set one sample against the best of two); in the goals the range after it is the")
             .append(" lowest and the highest round's ratio, and server CPU per request (no goal of the issue) says what")
             .append(" req/s cannot where the load generator, not the server, is the limit. Server CPU is user + system time of")
             .append(" the server process during the measured run per request; GCs and their time: the server's during the")

@@ -29,13 +29,15 @@ final class NettyTable {
                 if (ServerCell.NETTY_ARMS.contains(arm)) {
                     continue;
                 }
-                final double[] rps = c.ratiosToBetterNetty(arm, ServerRun.Result::rps, true);
-                final double[] p99 = c.ratiosToBetterNetty(arm, ServerRun.Result::p99Micros, false);
-                final double[] cpu = c.ratiosToBetterNetty(arm, ServerRun.Result::cpuMicrosPerRequest, false);
+                final double[] rps = c.ratiosToBetterNetty(arm, ServerRun.Result::rps);
+                final double[] p99 = c.ratiosToBetterNetty(arm, ServerRun.Result::p99Micros);
+                final double[] cpu = c.ratiosToBetterNetty(arm, ServerRun.Result::cpuMicrosPerRequest);
                 final double burst = c.median(arm, ServerRun.Result::burstRatio);
-                row(b, arm + " req/s / better Netty arm's", c, spread(rps), "≥ 1.00×", Rounds.median(rps) >= 1.0);
-                row(b, arm + " p99 / better Netty arm's", c, spread(p99), "≤ 1.00×", Rounds.median(p99) <= 1.0);
-                row(b, arm + " server CPU per request / lower Netty arm's", c, spread(cpu), "(no goal)", null);
+                final String better = c.betterNetty();
+                row(b, arm + " req/s / better Netty allocator's (" + better + ")", c, spread(rps), "≥ 1.00×",
+                    Rounds.median(rps) >= 1.0);
+                row(b, arm + " p99 / its p99", c, spread(p99), "≤ 1.00×", Rounds.median(p99) <= 1.0);
+                row(b, arm + " server CPU per request / its", c, spread(cpu), "(no goal)", null);
                 if (c.runs(arm).stream().anyMatch(ServerRun.Result::burst)) {
                     row(b, arm + " RSS 10 s after the burst / before it", c, ratio(burst), "≤ " + ratio(BURST_RATIO),
                         burst <= BURST_RATIO);
@@ -81,9 +83,9 @@ final class NettyTable {
             final int failed = c.runs(arm).size() - c.okRounds(arm);
             b.append("| ").append(arm).append(" | ").append(c.okRounds(arm)).append(failed > 0 ? " (" + failed + " failed)" : "")
                 .append(" | ").append(fmt(c.median(arm, ServerRun.Result::rps)))
-                .append(" | ").append(ratio(c.ratioToBetterNetty(arm, ServerRun.Result::rps, true)))
+                .append(" | ").append(ratio(c.ratioToBetterNetty(arm, ServerRun.Result::rps)))
                 .append(" | ").append(fmt(c.median(arm, r -> r.p99Micros() / 1000)))
-                .append(" | ").append(ratio(c.ratioToBetterNetty(arm, ServerRun.Result::p99Micros, false)))
+                .append(" | ").append(ratio(c.ratioToBetterNetty(arm, ServerRun.Result::p99Micros)))
                 .append(" | ").append(fmt(c.median(arm, ServerRun.Result::cpuMicrosPerRequest)))
                 .append(" | ").append(fmt(c.median(arm, ServerRun.Result::gcCount))).append(" (")
                 .append(fmt(c.median(arm, ServerRun.Result::gcMillis))).append(")")
