@@ -123,14 +123,23 @@ final class Reaper {
      * thread relieving the budget): a task must tolerate concurrent runs.
      */
     private final java.util.List<Runnable> tasks = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /**
+     * Tasks of the layers above ({@link SlabAllocator#onReapOffAllocation}): as {@link #tasks}, but not
+     * in the passes an allocating thread runs to relieve the budget.
+     */
+    private final java.util.List<Runnable> tasksOffAllocation = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     void onReap(final Runnable task) {
         tasks.add(java.util.Objects.requireNonNull(task, "task"));
     }
 
+    void onReapOffAllocation(final Runnable task) {
+        tasksOffAllocation.add(java.util.Objects.requireNonNull(task, "task"));
+    }
+
     /** Runs the layers' tasks; a failing one is counted and the others still run. */
-    private void runTasks() {
-        for (final Runnable task : tasks) {
+    private void runTasks(final java.util.List<Runnable> list) {
+        for (final Runnable task : list) {
             try {
                 task.run();
             } catch (final Throwable t) {
@@ -139,9 +148,22 @@ final class Reaper {
         }
     }
 
-    /** One reaper pass (see the class comment). */
+    /** One reaper pass (see the class comment), not on behalf of an allocation. */
     void reap() {
-        runTasks(); // first: what a layer above gives back is then reaped in this pass
+        reap(false);
+    }
+
+    /**
+     * One reaper pass (see the class comment).
+     *
+     * @param forAllocation run by an allocating thread relieving the budget: the layers' slow tasks
+     *        ({@link #onReapOffAllocation}) wait for the next other pass
+     */
+    private void reap(final boolean forAllocation) {
+        runTasks(tasks); // first: what a layer above gives back is then reaped in this pass
+        if (!forAllocation) {
+            runTasks(tasksOffAllocation);
+        }
         reapLock.lock();
         try {
             final java.util.List<ThreadCache> ended = registry.takeEnded();
@@ -338,8 +360,12 @@ final class Reaper {
      * @return bytes of chunk memory released
      */
     long trim() {
+        return trim(false);
+    }
+
+    private long trim(final boolean forAllocation) {
         accounting.trims.increment();
-        reap();
+        reap(forAllocation);
         return shrink(0);
     }
 
@@ -460,10 +486,10 @@ final class Reaper {
             giveBackAll(tc, tc);
         }
         if (releaseChunks) {
-            return trim();
+            return trim(true);
         }
         accounting.trims.increment();
-        reap();
+        reap(true);
         return shrink(Integer.MAX_VALUE); // empty slabs back to the pages; the chunks stay, for this very request
     }
 

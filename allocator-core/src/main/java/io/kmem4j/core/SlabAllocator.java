@@ -190,6 +190,21 @@ public final class SlabAllocator implements AutoCloseable {
         reaper.onReap(task);
     }
 
+    /**
+     * As {@link #onReap}, but never on an allocating thread: runs at the start of each pass of the
+     * reaper thread and of {@link #trim()} and {@link #close()}, not in the passes an allocation runs
+     * to relieve the direct-memory budget. For slow work that must stay off the application's
+     * allocation path: a system call, a first lookup of a platform bean (which itself reads files with
+     * temporary direct buffers: field trial, one extra fallback counted for such a lookup in the middle
+     * of an application's {@code allocateDirect}). Threads: any.
+     *
+     * @param task safe to run on two threads at once; it must not call {@link #trim()}
+     * @throws NullPointerException {@code "task"} when {@code task} is null
+     */
+    public void onReapOffAllocation(final Runnable task) {
+        reaper.onReapOffAllocation(task);
+    }
+
     // ------------------------------------------------------------------------------- allocate
 
     /**

@@ -36,6 +36,38 @@ class ReapTasksTest {
         }
     }
 
+    /**
+     * A slow task (the agent's C-heap trim: a first platform bean lookup reads files with temporary direct
+     * buffers) runs in the reaper's and trim()'s passes, never in the pass an allocating thread runs to
+     * relieve the budget: there it counted one fallback too many in field case C1c, 1 run in 4.
+     */
+    @Test
+    void aTaskOffAllocationSkipsThePassesThatRelieveTheBudget() {
+        try (SlabAllocator allocator = new SlabAllocator(SlabAllocatorConfig.builder().reapIntervalMillis(60_000).build())) {
+            final AtomicInteger every = new AtomicInteger();
+            final AtomicInteger offAllocation = new AtomicInteger();
+            allocator.onReap(every::incrementAndGet);
+            allocator.onReapOffAllocation(offAllocation::incrementAndGet);
+            allocator.free(allocator.allocateExplicit(4096)); // this thread's cache, as an allocating thread's
+            final ThreadCache tc = allocator.registry.current();
+            tc.busy = true; // as the relieving allocation holds it
+            try {
+                allocator.reaper.relieve(tc, true); // a request above the largest class
+                allocator.reaper.relieve(tc, false); // a refill at the limit
+            } finally {
+                tc.busy = false;
+            }
+            assertThat(every.get()).as("control: both relieving passes ran the tasks").isEqualTo(2);
+            assertThat(offAllocation.get()).as("not on the allocating thread").isZero();
+            allocator.trim();
+            allocator.reap();
+            assertThat(every.get()).isEqualTo(4);
+            assertThat(offAllocation.get()).as("trim() and a reaper pass").isEqualTo(2);
+            assertThatThrownBy(() -> allocator.onReapOffAllocation(null)).isInstanceOf(NullPointerException.class)
+                .hasMessage("task");
+        }
+    }
+
     @Test
     void aNullTaskIsRefused() {
         try (SlabAllocator allocator = new SlabAllocator(SlabAllocatorConfig.defaults())) {

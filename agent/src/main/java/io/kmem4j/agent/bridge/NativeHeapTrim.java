@@ -23,7 +23,10 @@ import io.kmem4j.core.SlabAllocator;
  * <p>When: at the start of a reaper pass of a watched allocator, when the watched allocators together
  * released at least {@value #MIN_RELEASED_BYTES} bytes of chunks since the last trim, and at most once
  * per {@value #MIN_INTERVAL_MILLIS} ms. A trim walks glibc's arenas under their locks (a few ms for a
- * heap of hundreds of MB); it runs on the reaper thread. Where the command does not exist (another
+ * heap of hundreds of MB), and the first call looks up the platform MBean server (which reads cgroup
+ * files with temporary direct buffers): it runs on the reaper thread, or on a caller of
+ * {@code trim()}, never inside an application's allocation that relieves the direct-memory budget
+ * ({@link SlabAllocator#onReapOffAllocation}). Where the command does not exist (another
  * OS or C library: the JVM does not register it), the first try logs that at debug level and trimming
  * stops.
  *
@@ -75,7 +78,7 @@ public final class NativeHeapTrim implements Runnable {
 
     void watch(final SlabAllocator allocator) {
         watched.add(allocator);
-        allocator.onReap(this);
+        allocator.onReapOffAllocation(this); // never in an application's allocateDirect (see the class comment)
     }
 
     @Override
