@@ -472,7 +472,7 @@ final class Reaper {
     /**
      * Gives back what kmem4j caches, for a request that meets the limit: the calling thread's frees
      * in flight and its magazines and frozen slabs of every class (a platform thread's), then what
-     * {@link #trim()} gives back. The caller's thread only, with its cache busy (and not revoked).
+     * {@link #trim()} gives back (without the tasks of {@link #onReapOffAllocation}). The caller's thread only, with its cache busy (and not revoked).
      *
      * @param releaseChunks true for a request the JDK's path will serve (above the largest class):
      *        empty chunks go back to the JDK's budget; false for one kmem4j serves itself: they stay,

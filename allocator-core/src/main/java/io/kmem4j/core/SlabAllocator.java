@@ -191,9 +191,10 @@ public final class SlabAllocator implements AutoCloseable {
     }
 
     /**
-     * As {@link #onReap}, but never on an allocating thread: runs at the start of each pass of the
-     * reaper thread and of {@link #trim()} and {@link #close()}, not in the passes an allocation runs
-     * to relieve the direct-memory budget. For slow work that must stay off the application's
+     * As {@link #onReap}, but never inside an allocation: runs at the start of each pass of the reaper
+     * thread and of {@link #trim()} and {@link #close()} (on their caller, which may be an application
+     * thread; {@code close()} runs two passes), after the {@link #onReap} tasks, and not in the passes an
+     * allocation runs to relieve the direct-memory budget. For slow work that must stay off the application's
      * allocation path: a system call, a first lookup of a platform bean (which itself reads files with
      * temporary direct buffers: field trial, one extra fallback counted for such a lookup in the middle
      * of an application's {@code allocateDirect}). Threads: any.

@@ -25,7 +25,7 @@ import io.kmem4j.core.SlabAllocator;
  * per {@value #MIN_INTERVAL_MILLIS} ms. A trim walks glibc's arenas under their locks (a few ms for a
  * heap of hundreds of MB), and the first call looks up the platform MBean server (which reads cgroup
  * files with temporary direct buffers): it runs on the reaper thread, or on a caller of
- * {@code trim()}, never inside an application's allocation that relieves the direct-memory budget
+ * {@code trim()} or {@code close()}, never inside an application's allocation that relieves the direct-memory budget
  * ({@link SlabAllocator#onReapOffAllocation}). Where the command does not exist (another
  * OS or C library: the JVM does not register it), the first try logs that at debug level and trimming
  * stops.
