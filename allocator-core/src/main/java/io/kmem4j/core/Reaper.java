@@ -360,13 +360,19 @@ final class Reaper {
      * @return bytes of chunk memory released
      */
     long trim() {
-        return trim(false);
+        return trim(false, 0);
     }
 
-    private long trim(final boolean forAllocation) {
+    /**
+     * A counted trim: one pass, then {@link #shrink}.
+     *
+     * @param forAllocation see {@link #reap(boolean)}
+     * @param keepChunks    empty chunks kept ({@code Integer.MAX_VALUE}: all)
+     */
+    private long trim(final boolean forAllocation, final int keepChunks) {
         accounting.trims.increment();
         reap(forAllocation);
-        return shrink(0);
+        return shrink(keepChunks);
     }
 
     /**
@@ -472,7 +478,8 @@ final class Reaper {
     /**
      * Gives back what kmem4j caches, for a request that meets the limit: the calling thread's frees
      * in flight and its magazines and frozen slabs of every class (a platform thread's), then what
-     * {@link #trim()} gives back (without the tasks of {@link #onReapOffAllocation}). The caller's thread only, with its cache busy (and not revoked).
+     * {@link #trim()} gives back (without the tasks of {@link #onReapOffAllocation}). The caller's thread
+     * only, with its cache busy (and not revoked).
      *
      * @param releaseChunks true for a request the JDK's path will serve (above the largest class):
      *        empty chunks go back to the JDK's budget; false for one kmem4j serves itself: they stay,
@@ -485,12 +492,8 @@ final class Reaper {
             remote.drain(tc);
             giveBackAll(tc, tc);
         }
-        if (releaseChunks) {
-            return trim(true);
-        }
-        accounting.trims.increment();
-        reap(true);
-        return shrink(Integer.MAX_VALUE); // empty slabs back to the pages; the chunks stay, for this very request
+        // without releasing chunks, empty slabs still go back to the pages; the chunks stay, for this very request
+        return trim(true, releaseChunks ? 0 : Integer.MAX_VALUE);
     }
 
     /**
