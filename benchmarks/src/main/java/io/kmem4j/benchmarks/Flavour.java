@@ -232,6 +232,10 @@ abstract class Flavour implements AutoCloseable {
                     + " -javaagent:agent/target/kmem4j-agent.jar (benchmarks/run adds it; with JMH directly pass"
                     + " -jvmArgsPrepend -javaagent:agent/target/kmem4j-agent.jar)");
             }
+            // The agent registers its beans on a thread of its own once the platform MBean server exists:
+            // create it now, not at the end of a trial (where a GC-only trial sits at the direct-memory
+            // limit and the beans would not be registered yet when the statistics are read).
+            ManagementFactory.getPlatformMBeanServer();
         }
 
         /** @return true when {@code java.nio.Kmem4jBridge.allocator} is set (the agent serves allocateDirect). */
@@ -244,31 +248,36 @@ abstract class Flavour implements AutoCloseable {
             }
         }
 
-        private static Object attribute(final String name) {
-            try {
-                final MBeanServer s = ManagementFactory.getPlatformMBeanServer();
-                return s.getAttribute(new ObjectName(BEAN), name);
-            } catch (final Exception e) {
-                return null;
-            }
+        private static Object attribute(final String name) throws Exception {
+            final MBeanServer s = ManagementFactory.getPlatformMBeanServer();
+            return s.getAttribute(new ObjectName(BEAN), name);
         }
 
         @Override
         long reservedBytes() {
-            final Object v = attribute("BytesReserved");
-            return v instanceof Number ? ((Number) v).longValue() : -1;
+            try {
+                final Object v = attribute("BytesReserved");
+                return v instanceof Number ? ((Number) v).longValue() : -1;
+            } catch (final Exception e) {
+                return -1;
+            }
         }
 
         @Override
         String stats() {
-            final Object hit = attribute("MagazineHitRate");
-            if (!(hit instanceof Number)) {
-                return "agentStats=unavailable";
+            final Object hit;
+            try {
+                hit = attribute("MagazineHitRate");
+                if (!(hit instanceof Number)) {
+                    return "agentStats=unavailable(MagazineHitRate=" + hit + ")";
+                }
+                return String.format(Locale.ROOT,
+                    "magazineHitRate=%.5f addressOrderScore=- allocations=%s fallbacks=%s remoteFreesSent=%s"
+                        + " liveBuffers=%s chunks=%s", ((Number) hit).doubleValue(), attribute("Allocations"),
+                    attribute("Fallbacks"), attribute("RemoteFreesSent"), attribute("LiveBuffers"), attribute("Chunks"));
+            } catch (final Exception | Error e) {
+                return "agentStats=unavailable(" + e.toString().replace(' ', '_') + ")";
             }
-            return String.format(Locale.ROOT,
-                "magazineHitRate=%.5f addressOrderScore=- allocations=%s fallbacks=%s remoteFreesSent=%s"
-                    + " liveBuffers=%s chunks=%s", ((Number) hit).doubleValue(), attribute("Allocations"),
-                attribute("Fallbacks"), attribute("RemoteFreesSent"), attribute("LiveBuffers"), attribute("Chunks"));
         }
     }
 
