@@ -1,7 +1,9 @@
 package io.kmem4j.benchmarks.programs;
 
 import static io.kmem4j.benchmarks.programs.ProgramsTable.fmt;
+import static io.kmem4j.benchmarks.programs.ProgramsTable.goalRatio;
 import static io.kmem4j.benchmarks.programs.ProgramsTable.ratio;
+import static io.kmem4j.benchmarks.programs.ProgramsTable.spread;
 
 import java.util.List;
 import java.util.Locale;
@@ -45,21 +47,6 @@ final class NettyTable {
             }
         }
         return b.toString();
-    }
-
-    /** @return the median ratio, then the lowest and highest round's: {@code 0.98× (0.91–1.05×)} */
-    static String spread(final double[] perRound) {
-        final double median = Rounds.median(perRound);
-        if (perRound.length < 2 || Double.isNaN(median)) {
-            return goalRatio(median);
-        }
-        final double[] sorted = java.util.Arrays.stream(perRound).filter(d -> !Double.isNaN(d)).sorted().toArray();
-        return goalRatio(median) + " (" + ratio(sorted[0]).replace("×", "") + "–" + ratio(sorted[sorted.length - 1]) + ")";
-    }
-
-    /** @return the ratio with two decimals, or four where two would print 1.00× for a ratio that is not 1 (a goal's edge) */
-    static String goalRatio(final double r) {
-        return r != 1.0 && Math.abs(r - 1.0) < 0.005 ? String.format(Locale.ROOT, "%.4f×", r) : ratio(r);
     }
 
     /** @param met null: a figure without a goal */

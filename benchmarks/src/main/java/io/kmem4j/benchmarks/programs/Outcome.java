@@ -38,10 +38,15 @@ record Outcome(String jdk, Program program, Program.Form form, List<ProgramRun.R
         return ok;
     }
 
+    /** @return {@code with / without} of a figure in each good round, in round order */
+    double[] ratios(final ToDoubleFunction<ProgramRun.Result> figure) {
+        return pairs().stream().mapToDouble(p -> figure.applyAsDouble(with.get(p[0]))
+            / figure.applyAsDouble(without.get(p[0]))).toArray();
+    }
+
     /** @return median over good rounds of {@code with / without} of a figure; NaN when none */
     double medianRatio(final ToDoubleFunction<ProgramRun.Result> figure) {
-        return Rounds.median(pairs().stream().mapToDouble(p -> figure.applyAsDouble(with.get(p[0]))
-            / figure.applyAsDouble(without.get(p[0]))).toArray());
+        return Rounds.median(ratios(figure));
     }
 
     /** @return median over good rounds of {@code with - without} of a figure; NaN when none */

@@ -75,10 +75,10 @@ final class ProgramsTable {
                 row(b, "start-up RSS added", o, signed(rss) + " MB", "≤ " + fmt(ADDED_RSS_MB) + " MB", rss <= ADDED_RSS_MB);
                 continue;
             }
-            final double t = o.medianRatio(ProgramRun.Result::throughput);
-            row(b, "throughput with / without", o, ratio(t), "≥ 1.00×", t >= 1.0);
-            final double rss = o.medianRatio(r -> r.peakRssBytes());
-            row(b, "peak RSS with / without", o, ratio(rss), "≤ 1.00×", rss <= 1.0);
+            final double[] t = o.ratios(ProgramRun.Result::throughput);
+            row(b, "throughput with / without", o, spread(t), "≥ 1.00×", Rounds.median(t) >= 1.0);
+            final double[] rss = o.ratios(r -> r.peakRssBytes());
+            row(b, "peak RSS with / without", o, spread(rss), "≤ 1.00×", Rounds.median(rss) <= 1.0);
             if (o.program().name().equals(Program.POOLED_SERVER)) {
                 final double added = o.medianDifference(r -> r.peakRssBytes() / MB);
                 row(b, "peak RSS added (pools its own buffers)", o, signed(added) + " MB", "≤ " + fmt(ADDED_RSS_MB) + " MB",
@@ -93,6 +93,21 @@ final class ProgramsTable {
         b.append("| ").append(goal).append(" | ").append(o.jdk()).append(" | ").append(o.program().name()).append(" | ")
             .append(o.form().label()).append(" | ").append(measured).append(" | ").append(target).append(" | ")
             .append(met ? "met" : "**missed**").append(" |\n");
+    }
+
+    /** @return the median ratio, then the lowest and highest round's: {@code 0.98× (0.91–1.05×)} */
+    static String spread(final double[] perRound) {
+        final double median = Rounds.median(perRound);
+        if (perRound.length < 2 || Double.isNaN(median)) {
+            return goalRatio(median);
+        }
+        final double[] sorted = java.util.Arrays.stream(perRound).filter(d -> !Double.isNaN(d)).sorted().toArray();
+        return goalRatio(median) + " (" + ratio(sorted[0]).replace("×", "") + "–" + ratio(sorted[sorted.length - 1]) + ")";
+    }
+
+    /** @return the ratio with two decimals, or four where two would print 1.00× for a ratio that is not 1 (a goal's edge) */
+    static String goalRatio(final double r) {
+        return r != 1.0 && Math.abs(r - 1.0) < 0.005 ? String.format(Locale.ROOT, "%.4f×", r) : ratio(r);
     }
 
     static String ratio(final double r) {

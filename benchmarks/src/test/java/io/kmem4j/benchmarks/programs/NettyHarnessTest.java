@@ -87,11 +87,11 @@ class NettyHarnessTest {
             .contains("| kmem4j RSS 10 s after the burst / before it | HTTP/1.1 | 17 | 4.2.18.Final | small | 1 | 1.05× | ≤ 1.25× | met |")
             .doesNotContain("| pooled");
         assertThat(NettyTable.table(c)).contains("| adaptive | 2 (1 failed) | 95 |");
-        assertThat(NettyTable.spread(new double[] {1.2, Double.NaN, 0.9, 1.0})).isEqualTo("1.00× (0.90–1.20×)");
-        assertThat(NettyTable.spread(new double[] {0.95})).as("one round: no range").isEqualTo("0.95×");
-        assertThat(NettyTable.spread(new double[] {0.9996, 0.98, 1.01})).as("a median at a goal's edge: four decimals, so"
+        assertThat(ProgramsTable.spread(new double[] {1.2, Double.NaN, 0.9, 1.0})).isEqualTo("1.00× (0.90–1.20×)");
+        assertThat(ProgramsTable.spread(new double[] {0.95})).as("one round: no range").isEqualTo("0.95×");
+        assertThat(ProgramsTable.spread(new double[] {0.9996, 0.98, 1.01})).as("a median at a goal's edge: four decimals, so"
             + " 1.00× never reads as missed").isEqualTo("0.9996× (0.98–1.01×)");
-        assertThat(NettyTable.goalRatio(1.0)).isEqualTo("1.00×");
+        assertThat(ProgramsTable.goalRatio(1.0)).isEqualTo("1.00×");
     }
 
     @Test

@@ -57,6 +57,18 @@ class ProgramsHarnessTest {
     }
 
     @Test
+    void theGoalsTableShowsTheLowestAndHighestRoundBesideTheMedian() {
+        final Program echo = Program.named("echo").orElseThrow();
+        // throughput ratios 0.9, 1.2, 1.05 (median 1.05); RSS ratios 1.1, 0.8, 1.0 (median 1.0)
+        final Outcome o = new Outcome("25", echo, Program.Form.LONG,
+            List.of(result(true, 100, 100, 100, 100), result(true, 100, 100, 100, 100), result(true, 100, 100, 100, 100)),
+            List.of(result(true, 100, 100, 110, 90), result(true, 100, 100, 80, 120), result(true, 100, 100, 100, 105)));
+        assertThat(ProgramsTable.goals(List.of(o)))
+            .contains("| throughput with / without | 25 | echo | long | 1.05× (0.90–1.20×) | ≥ 1.00× | met |")
+            .contains("| peak RSS with / without | 25 | echo | long | 1.00× (0.80–1.10×) | ≤ 1.00× | met |");
+    }
+
+    @Test
     void aRunMeasuresCpuWallPeakRssAndParsesThroughputAndTheSummary() throws IOException, InterruptedException {
         final Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         final Path src = dir.resolve("Busy.java");
