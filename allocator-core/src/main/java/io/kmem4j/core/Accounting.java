@@ -127,7 +127,12 @@ final class Accounting {
         IllegalStateException broken = null;
         for (int attempt = 0; attempt < 100; attempt++) {
             final AllocatorStats before = stats();
-            broken = checkOnce(before);
+            try {
+                broken = checkOnce(before);
+            } catch (final RuntimeException duringAFree) {
+                // the GC cleaner thread's batches, walked while it adds to them: a torn chain (a race retries)
+                broken = new IllegalStateException("the figures could not be read: " + duringAFree, duringAFree);
+            }
             final AllocatorStats after = stats();
             if (broken == null && after.frees() == before.frees() && after.allocations() == before.allocations()) {
                 return;

@@ -8,6 +8,7 @@ package io.kmem4j.core;
  *
  * <pre>
  *   each interval: ended threads' caches ──▶ their slabs (unfrozen), their inboxes ──▶ slabs
+ *                  the GC cleaner thread's partial batches of frees ──▶ their owners' inboxes
  *                  caches of live threads idle for IDLE_LOOKS passes ──▶ the same (revoked)
  *                  orphans ──▶ slabs
  *                  idle (nothing allocated or freed since the last pass) or a thread ended:
@@ -67,6 +68,8 @@ final class Reaper {
         thread.setDaemon(true);
         thread.setPriority(Thread.NORM_PRIORITY);
         thread.setContextClassLoader(null);
+        final int depth = StackDepth.LIMIT; // found now, on the building thread, not on the first thread to flush GC batches
+        assert depth > 0;
     }
 
     void start() {
@@ -174,6 +177,7 @@ final class Reaper {
                         retired.add(tc);
                     }
                 }
+                flushGcBatches(); // first: what it hands to idle threads' inboxes is given back by revokeIdle
                 revokeIdle();
                 passAfterRetiring(!retired.isEmpty());
             } finally {
@@ -293,6 +297,76 @@ final class Reaper {
     long revocations;
 
     /**
+     * Hands the GC cleaner thread's partial batches of frees to their owners ({@link ThreadCache#freeRemote}):
+     * that thread has no slow path to flush them on, and after a collection's burst of cleaners the last
+     * frees of each owner would wait there for the next collection. A revocation of its cache, as
+     * {@link #revoke} does for an idle thread's, except that the GC cleaner thread never waits for it: while
+     * the flush runs, its frees are pushed one at a time. Done when it freed something since the last
+     * flush and its stack has no kmem4j frame (a handshake, a global safepoint on 17: at most once per
+     * reaper pass and per attempt to grow or reclaim after reference processing, and only after GC
+     * frees). Any thread; two at once: one flushes, the other returns.
+     *
+     * @return true when it flushed (or there was nothing to flush)
+     */
+    boolean flushGcBatches() {
+        final ThreadCache gc = registry.gc;
+        final Thread t = gc.batchingThread;
+        if (t == null || gc.operations() == gc.opsAtLastFlush) { // racy, a hint: no frees since the last flush
+            return true;
+        }
+        if (!gc.beginRevocation()) {
+            return false; // another flush runs, or batching stopped (close)
+        }
+        try {
+            final long ops = gc.operations(); // before the handshake: a free counted later is flushed, or flushed next time
+            if (!outsideKmem4j(t)) {
+                return false; // inside a free: a later pass, or its next full batch
+            }
+            gc.flushOutgoing(registry.reaper); // counted there: the GC cleaner thread may count its own meanwhile
+            gc.opsAtLastFlush = ops;
+            gcFlushes++;
+            return true;
+        } finally {
+            gc.endRevocation(false); // OWNED again (it never takes its cache back: it never waited)
+        }
+    }
+
+    /** Flushes of the GC cleaner thread's batches that handed them over (racy; tests). */
+    volatile long gcFlushes;
+
+    /**
+     * Ends the batching of GC-driven frees for good ({@link SlabAllocator#close()}: no reaper pass will
+     * flush them again): from now on the GC cleaner thread pushes each free at once, and what it
+     * batched is handed over as soon as its stack shows it outside kmem4j (waiting up to a second for
+     * that; after a second of frees without a pause the batches stay, at most {@link RemoteBatches#SLOTS}
+     * times {@link RemoteBatches#BATCH} frees, until a {@code trim()}).
+     */
+    void stopGcBatching() {
+        final ThreadCache gc = registry.gc;
+        while (!gc.beginRevocation()) { // a flush under way ends in moments
+            if (gc.revocationEnded()) {
+                return; // stopped already
+            }
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+        final Thread t = gc.batchingThread;
+        try {
+            for (int i = 0; t != null && i < 1000; i++) {
+                if (outsideKmem4j(t)) {
+                    gc.flushOutgoing(registry.reaper);
+                    return;
+                }
+                Thread.sleep(1);
+            }
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            gc.endRevocation(true); // never OWNED again: the GC cleaner thread never takes it back
+        }
+    }
+
+    /**
      * Takes {@code t}'s stack: a handshake with that thread on JDK 19 and later, a global safepoint on
      * 17 (the thread stops at a safepoint poll, or is blocked), which also orders its later loads after
      * this thread's earlier stores.
@@ -324,7 +398,15 @@ final class Reaper {
      * taking this thread's stack deeper than the default limit.
      */
     private static final class StackDepth {
-        static final int LIMIT = probe(0);
+        static final int LIMIT = limit();
+
+        private static int limit() {
+            try {
+                return probe(0);
+            } catch (final StackOverflowError deepAlready) {
+                return 1024; // the JVM's default; the probe ran on a thread with little stack left
+            }
+        }
 
         private static int probe(final int depth) {
             if (depth < 1100) {

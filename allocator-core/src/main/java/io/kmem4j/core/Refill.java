@@ -147,6 +147,7 @@ final class Refill {
             }
             if (!helped && ReferenceProcessing.help(tc)) {
                 helped = true; // buffers GC found came back before the heap grows: take them in, look again
+                reaper.flushGcBatches(); // the last of them may wait in the GC cleaner thread's batches
                 final long a = fromRemoteFrees(tc, cls);
                 if (a != 0) {
                     return a;
@@ -264,6 +265,7 @@ final class Refill {
 
     /** One more try once memory may have come back: frees sent to me, then to anyone, my previous magazine, the slabs, a chunk if one fits now. */
     private long again(final ThreadCache tc, final int cls) {
+        reaper.flushGcBatches(); // what the collection freed and the GC cleaner thread still batches
         long a = fromMine(tc, cls);
         if (a != 0) {
             return a;

@@ -14,8 +14,11 @@ package io.kmem4j.core;
  * goes back to the allocating CPU) and mimalloc's delayed free, batched so that the one atomic
  * operation is paid per batch, not per object.
  *
- * <p>Threads: owned by one thread cache, used only by its thread (or by the reaper after that
- * thread ended); no field is shared.
+ * <p>Threads: owned by one thread cache, used only by its thread, or by another while that thread
+ * cannot touch it: the reaper after the thread ended or while it revokes an idle thread's cache, and a
+ * flush of the GC cleaner thread's batches ({@link Reaper#flushGcBatches}); no field is used by two
+ * threads at once: the other thread takes them over through the cache's revocation word and a
+ * handshake with the owner ({@link ThreadCache}, "Revocation").
  */
 final class RemoteBatches {
     /** Owners a thread batches for at once. */

@@ -9,7 +9,8 @@ package io.kmem4j.core;
  * <pre>
  *   freeing thread ──RemoteBatches (≤ 4 owners × 32)──▶ deliverMt ──one CAS──▶ owner's RemoteInbox
  *                                                              └─ owner gone ──▶ orphans
- *   GC cleaner thread, virtual threads ──one free at a time──▶ (the same, never waiting)
+ *   GC cleaner thread ──RemoteBatches, the partial ones flushed by Reaper.flushGcBatches──▶ (the same, never waiting)
+ *   virtual threads ──one free at a time──▶ (the same, never waiting)
  *   owner's slow path ◀── drain: takes its inbox and the orphans with one swap each, keeps them
  *   a request at the limit ◀── takeFromOthers: frees of its class sent to other threads (one swap each)
  *   reaper ◀── returnOrphans: orphans back to their slabs

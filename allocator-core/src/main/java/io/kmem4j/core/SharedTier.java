@@ -267,7 +267,9 @@ final class SharedTier {
             try {
                 return takeOrGrow(c);
             } catch (final OutOfMemoryError | SlabCache.RetiredException stillFullOrClosed) {
-                // one of the frees GC sent to a platform thread that is not asking now (RemoteFrees.takeFromOthers)
+                // one of the frees GC sent to a platform thread that is not asking now (RemoteFrees.takeFromOthers),
+                // the last of them handed over from the GC cleaner thread's batches first
+                reaper.flushGcBatches();
                 return remote.takeFromOthers(tc, c.classIndex, 1, object -> fromOthers[0] = object) == 1 ? fromOthers[0] : 0;
             }
         }, () -> reaper.relieve(tc, false));

@@ -603,8 +603,8 @@ public final class SlabAllocator implements AutoCloseable {
     }
 
     /**
-     * Stops serving new buffers (later requests fall back to the JDK), stops the reaper, adopts the
-     * caches of ended threads and trims. Caches left with no slab give their cache ids back; buffers
+     * Stops serving new buffers (later requests fall back to the JDK), stops the reaper (and the
+     * batching of GC-driven frees, which it flushes), adopts the caches of ended threads and trims. Caches left with no slab give their cache ids back; buffers
      * already handed out stay valid and are still released normally (their caches keep their ids).
      * Idempotent.
      */
@@ -616,6 +616,7 @@ public final class SlabAllocator implements AutoCloseable {
         closed = true;
         registry.close();
         reaper.stop();
+        reaper.stopGcBatching(); // no reaper passes from now on: GC frees go to their owners one at a time
         reaper.reap();
         reaper.trim();
         for (final SlabCache c : caches) {

@@ -18,14 +18,17 @@ import java.lang.invoke.VarHandle;
  * </pre>
  *
  * <p>Kinds: {@link #CACHING} for platform threads (everything above); {@link #DEFERRING} for the
- * JDK's GC cleaner thread, which must never block, so each of its frees goes to the owner's inbox
- * at once; {@link #SHARED}, one instance for all virtual threads, which allocate under the cache
- * lock and defer their frees (never one cache per virtual thread).
+ * JDK's GC cleaner thread, which must never block: it keeps no magazines, and its frees are batched
+ * per owner in {@code out} like a caching thread's, its partial batches handed over by another thread
+ * ({@link Reaper#flushGcBatches()}, a revocation it never waits for: meanwhile each of its frees goes
+ * to the owner's inbox at once); {@link #SHARED}, one instance for all virtual threads, which allocate
+ * under the cache lock and defer their frees (never one cache per virtual thread).
  *
  * <p>Ownership: every field except {@code inbox} is written only by the owning thread (or, for a
  * dead thread, by the reaper after {@code Thread.isAlive()} returned false, which orders it after
  * the thread's last action; or, for an idle live thread, by the reaper during a revocation, see
- * below). Statistics are read racily by the accounting (plain {@code long} reads: a figure may be a
+ * below; or, for the {@link #DEFERRING} cache, {@code out} by whichever thread flushes the GC cleaner
+ * thread's batches during such a revocation). Statistics are read racily by the accounting (plain {@code long} reads: a figure may be a
  * moment old, never torn on a 64-bit JVM). The {@link #SHARED} instance updates its statistics
  * atomically.
  *
@@ -89,13 +92,23 @@ final class ThreadCache {
     /** Allocations left until the next sampled one (site sampling on). */
     int sampleCountdown;
 
+    /**
+     * {@link #DEFERRING} only: the GC cleaner thread whose frees this cache batches (the first one
+     * that used it; any other thread's frees are pushed one at a time), or {@code null} before that.
+     */
+    volatile Thread batchingThread;
+    /** {@link #DEFERRING}: its {@link #operations()} when its batches were last flushed (written by the flusher). */
+    long opsAtLastFlush;
+
     private static final VarHandle REVOCATION;
     private static final VarHandle BORROWED;
+    private static final VarHandle BATCHING;
 
     static {
         try {
             REVOCATION = MethodHandles.lookup().findVarHandle(ThreadCache.class, "revocation", int.class);
             BORROWED = MethodHandles.lookup().findVarHandle(ThreadCache.class, "borrowed", int.class);
+            BATCHING = MethodHandles.lookup().findVarHandle(ThreadCache.class, "batchingThread", Thread.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -116,7 +129,8 @@ final class ThreadCache {
     static final int CARRIER = 3;
     /**
      * Written by the reaper (OWNED to REVOKING to REVOKED or OWNED), the owner (REVOKED to OWNED) and
-     * a virtual thread on it (OWNED or REVOKED to CARRIER).
+     * a virtual thread on it (OWNED or REVOKED to CARRIER); for the {@link #DEFERRING} cache by any
+     * thread flushing its batches (OWNED to REVOKING to OWNED, or to REVOKED for good when the allocator closes).
      */
     @SuppressWarnings("unused") // REVOCATION
     private volatile int revocation;
@@ -347,12 +361,16 @@ final class ThreadCache {
     // ---- remote frees ----------------------------------------------------------------------
 
     /**
-     * Sends a free to the owner of the object's slab: batched per owner for {@link #CACHING}
-     * threads, pushed at once otherwise (never blocks).
+     * Sends a free to the owner of the object's slab: batched per owner for {@link #CACHING} threads
+     * and for the GC cleaner thread ({@link #DEFERRING}, its {@link #batchingThread}), pushed at once
+     * otherwise (never blocks). The GC cleaner thread's batches have no slow path of their own to be
+     * flushed on: a full one goes at once, a partial one when a {@link Reaper#flushGcBatches flush}
+     * stops that thread's batching for a moment (a revocation: meanwhile its frees are pushed at once,
+     * it never waits).
      */
     void freeRemote(final int owner, final long address) {
         count(REMOTE_SENT, 1);
-        if (kind != CACHING) {
+        if (kind != CACHING && !(kind == DEFERRING && revocation == OWNED && Thread.currentThread() == batchingThread)) {
             count(REMOTE_BATCHES, 1);
             remote.deliverMt(owner, address, address);
             return;
@@ -450,9 +468,19 @@ final class ThreadCache {
         BORROWED.setRelease(this, 0);
     }
 
+    /** {@link #DEFERRING}: the GC cleaner thread, on its first release; the first thread bound keeps it. */
+    void bindBatchingThread(final Thread t) {
+        BATCHING.compareAndSet(this, null, t);
+    }
+
     /** The reaper: @return true when this cache was owned and is now being revoked (the owner's next call waits). */
     boolean beginRevocation() {
         return REVOCATION.compareAndSet(this, OWNED, REVOKING);
+    }
+
+    /** {@link #DEFERRING}: @return true when its batching ended for good ({@link Reaper#stopGcBatching()}) */
+    boolean revocationEnded() {
+        return revocation == REVOKED;
     }
 
     /** The reaper: the revocation ends, the cache emptied ({@code emptied}) or left as it was. */
@@ -483,9 +511,17 @@ final class ThreadCache {
 
     /** Hands every pending outgoing batch to its owner. */
     void flushOutgoing() {
+        flushOutgoing(this);
+    }
+
+    /**
+     * Hands every pending outgoing batch to its owner, the batches counted on {@code by}: a thread that
+     * flushes another's batches while that thread goes on counting its own frees (the GC cleaner thread's).
+     */
+    void flushOutgoing(final ThreadCache by) {
         final int handed = out.flush();
         if (handed != 0) {
-            count(REMOTE_BATCHES, handed);
+            by.count(REMOTE_BATCHES, handed);
         }
     }
 

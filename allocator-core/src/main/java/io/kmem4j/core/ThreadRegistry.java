@@ -17,7 +17,7 @@ import java.util.function.Consumer;
  * <pre>
  *   platform thread      ─first use─▶ its own CACHING cache (ThreadLocal; also found by Thread when a
  *                                     pool wiped its thread-locals)
- *   GC cleaner thread    ───────────▶ gc       (DEFERRING: every free goes to an inbox, never a lock)
+ *   GC cleaner thread    ───────────▶ gc       (DEFERRING: frees batched per owner, never a lock, never a wait)
  *   virtual thread       ───────────▶ shared   (SHARED: one object under the cache lock)
  *   reaper, trim callers ───────────▶ reaper   (acts for ended threads; never caches)
  * </pre>
@@ -83,6 +83,7 @@ final class ThreadRegistry {
                 tc = virtual;
             } else if (JdkInternals.isGcCleanerThread(t)) {
                 tc = gc;
+                gc.bindBatchingThread(t);
             } else {
                 tc = byThread.computeIfAbsent(t, p -> register(p, ThreadCache.CACHING));
             }

@@ -294,6 +294,7 @@ class CollectAtTheLimitTest {
                 .until(() -> {
                     System.gc();
                     ReferenceProcessing.help(null);
+                    a.reaper.flushGcBatches(); // the last frees wait in the GC cleaner thread's batch (reaper: 60 s)
                     return count(a, inbox, smallClass) >= 9 && count(a, inbox, a.classes.indexOf(SIZE)) >= 9;
                 });
             for (int i = 0; i < 9; i++) {

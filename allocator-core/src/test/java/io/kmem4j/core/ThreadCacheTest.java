@@ -368,6 +368,49 @@ class ThreadCacheTest {
         }
     }
 
+    /**
+     * The GC cleaner thread's cache (DEFERRING) batches the frees of the thread it is bound to, as a
+     * caching thread does; while a flush holds its revocation word each free goes out at once; after the
+     * batching stopped for good it never batches again; another thread on it never batches.
+     */
+    @Test
+    void theGcCleanerThreadsCacheBatchesItsFreesExceptWhileRevoked() throws InterruptedException {
+        final ThreadCache owner = owner();
+        final ThreadCache gc = sender(ThreadCache.DEFERRING);
+        gc.bindBatchingThread(Thread.currentThread());
+        final Thread other = new Thread(() -> gc.freeRemote(owner.id, cell(100)));
+        gc.bindBatchingThread(other);
+        assertThat(gc.batchingThread).as("the first thread bound keeps it").isSameAs(Thread.currentThread());
+        for (int i = 0; i < RemoteBatches.BATCH - 1; i++) {
+            gc.freeRemote(owner.id, cell(i));
+        }
+        assertThat(gc.pendingOutgoing()).isEqualTo(31);
+        assertThat(owner.inbox.nonEmpty()).isFalse();
+
+        other.start();
+        other.join();
+        assertThat(chain(owner.inbox.takeAll())).as("another thread on the cache: at once").containsExactly(cell(100));
+
+        assertThat(gc.beginRevocation()).isTrue();
+        gc.freeRemote(owner.id, cell(31));
+        assertThat(chain(owner.inbox.takeAll())).as("during a flush: at once").containsExactly(cell(31));
+        assertThat(gc.pendingOutgoing()).isEqualTo(31);
+        gc.endRevocation(false);
+
+        gc.freeRemote(owner.id, cell(32));
+        assertThat(gc.pendingOutgoing()).isZero();
+        assertThat(chain(owner.inbox.takeAll())).as("a full batch, one CAS").hasSize(32).startsWith(cell(32));
+        assertThat(gc.stats[ThreadCache.REMOTE_SENT]).isEqualTo(34);
+        assertThat(gc.stats[ThreadCache.REMOTE_BATCHES]).as("two single frees and one batch").isEqualTo(3);
+
+        assertThat(gc.beginRevocation()).isTrue();
+        gc.endRevocation(true); // the allocator closed: batching ended
+        assertThat(gc.revocationEnded()).isTrue();
+        gc.freeRemote(owner.id, cell(33));
+        assertThat(chain(owner.inbox.takeAll())).containsExactly(cell(33));
+        assertThat(gc.pendingOutgoing()).isZero();
+    }
+
     @Test
     void aBatchForAnOwnerWithAClosedInboxGoesToTheOrphans() {
         final ThreadCache owner = owner();
