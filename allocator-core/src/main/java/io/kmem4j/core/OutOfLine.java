@@ -5,18 +5,32 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 
 /**
- * The slow paths the hit paths call, kept out of the hit paths' compiled code: each is called
- * through a method handle read from a field that is not {@code final}, which the JIT compilers
- * cannot treat as a constant and therefore never inline through. Pure Java has no
- * "do not inline" ({@code @DontInline} is honoured for the JDK's own classes only).
+ * The slow paths the hit paths call, kept out of the hit paths' compiled code, and the slow path cut
+ * into pieces that are compiled one by one: each is called through a method handle read from a field
+ * that is not {@code final}, which the JIT compilers cannot treat as a constant and therefore never
+ * inline through. Pure Java has no "do not inline" ({@code @DontInline} is honoured for the JDK's own
+ * classes only).
  *
- * <p>Why: JDK 17's C2 inlines a call it has seen often enough whatever its callers, so the miss
- * path ({@link Refill#allocate}: locks, loops, zeroing, remote-free absorption, the slab tiers) was
- * compiled into every root of the allocation path (the application's caller,
- * {@code ByteBuffer.allocateDirect}, the bridge, {@code serve}), 3-6 KB of bytecode each, and
- * thrown away at each phase change of the allocator: in the short sample programs about two thirds
- * of the CPU the agent added was C2's (JDK 25 already leaves these calls cold). A miss costs one
- * indirect call more (a few ns, once per magazine of 8 to 32 objects).
+ * <p>Why the hit paths: JDK 17's C2 inlines a call it has seen often enough whatever its callers, so
+ * the miss path ({@link Refill#allocate}: locks, loops, zeroing, remote-free absorption, the slab
+ * tiers) was compiled into every root of the allocation path (the application's caller,
+ * {@code ByteBuffer.allocateDirect}, the bridge, {@code serve}), 3-6 KB of bytecode each, and thrown
+ * away at each phase change of the allocator (JDK 25 already leaves these calls cold). A miss costs
+ * one indirect call more (a few ns, once per magazine of 8 to 32 objects).
+ *
+ * <p>Why the pieces: compiled whole, the miss path was still one C2 compilation of 5.1 KB of
+ * bytecode with its callees inlined (40 KB of machine code, 0.23 s of C2's time on JDK 17) and the
+ * free path's {@link SlabCache#returnObjectLocked} another of 3.8 KB (0.13 s): C2's time grows faster
+ * than the code it compiles, and the slab fill, the magazine spill and the locks were each compiled
+ * into several of them. In a program of a few seconds on two cores that compile time was most of
+ * the CPU the agent added. The tiers behind the lock ({@link Refill#fromSlabs}), taking in remote
+ * frees ({@link RemoteFrees#absorb}), the slab fills ({@link Slab#fill}, and the shared slabs'
+ * {@link SlabCache#fillSharedLocked} with its sorted partial list), the spill of a full magazine
+ * ({@link ThreadCache#spill}), a free sent to its owner ({@link ThreadCache#freeRemote}) and the
+ * partial and empty lists ({@link SlabCache#relistLocked}) are now compiled once each, each only when
+ * it is itself hot. Each runs once per magazine or less often (a slab that changes lists, an object
+ * of another thread's slab met while a magazine is flushed), so the indirect calls cost well under
+ * 1 ns per allocation.
  *
  * <p>Threads: the fields are written once, in this class's initialiser; a racy read sees that value.
  */
@@ -31,6 +45,22 @@ final class OutOfLine {
     private static MethodHandle freeRemote = find(ThreadCache.class, "freeRemote",
         MethodType.methodType(void.class, int.class, long.class));
 
+    /** {@code (Refill, ThreadCache, int, boolean) long}: {@link Refill#fromSlabs}. Not final on purpose. */
+    private static MethodHandle fromSlabs = find(Refill.class, "fromSlabs",
+        MethodType.methodType(long.class, ThreadCache.class, int.class, boolean.class));
+    /** {@code (RemoteFrees, ThreadCache, long) void}: {@link RemoteFrees#absorb}. Not final on purpose. */
+    private static MethodHandle absorb = find(RemoteFrees.class, "absorb",
+        MethodType.methodType(void.class, ThreadCache.class, long.class));
+    /** {@code (Slab, Magazine, int) int}: {@link Slab#fill}. Not final on purpose. */
+    private static MethodHandle fill = find(Slab.class, "fill",
+        MethodType.methodType(int.class, Magazine.class, int.class));
+    /** {@code (SlabCache, Magazine, int) int}: {@link SlabCache#fillSharedLocked}. Not final on purpose. */
+    private static MethodHandle fillShared = find(SlabCache.class, "fillSharedLocked",
+        MethodType.methodType(int.class, Magazine.class, int.class));
+    /** {@code (SlabCache, Slab) void}: {@link SlabCache#relistLocked}. Not final on purpose. */
+    private static MethodHandle relist = find(SlabCache.class, "relistLocked",
+        MethodType.methodType(void.class, Slab.class));
+
     private OutOfLine() {
     }
 
@@ -38,10 +68,8 @@ final class OutOfLine {
     static long refill(final Refill r, final ThreadCache tc, final int cls) {
         try {
             return (long) refill.invokeExact(r, tc, cls);
-        } catch (final RuntimeException | Error e) {
-            throw e;
         } catch (final Throwable t) {
-            throw new IllegalStateException(t);
+            throw unchecked(t);
         }
     }
 
@@ -49,10 +77,8 @@ final class OutOfLine {
     static void spill(final ThreadCache tc, final int cls, final long address) {
         try {
             spill.invokeExact(tc, cls, address);
-        } catch (final RuntimeException | Error e) {
-            throw e;
         } catch (final Throwable t) {
-            throw new IllegalStateException(t);
+            throw unchecked(t);
         }
     }
 
@@ -60,11 +86,70 @@ final class OutOfLine {
     static void freeRemote(final ThreadCache tc, final int owner, final long address) {
         try {
             freeRemote.invokeExact(tc, owner, address);
-        } catch (final RuntimeException | Error e) {
-            throw e;
         } catch (final Throwable t) {
-            throw new IllegalStateException(t);
+            throw unchecked(t);
         }
+    }
+
+    /**
+     * {@link Refill#fromSlabs}, out of line.
+     *
+     * @throws OutOfMemoryError and {@link SlabCache.RetiredException} as {@link Refill#fromSlabs} does
+     */
+    static long fromSlabs(final Refill r, final ThreadCache tc, final int cls, final boolean mayGrow) {
+        try {
+            return (long) fromSlabs.invokeExact(r, tc, cls, mayGrow);
+        } catch (final Throwable t) {
+            throw unchecked(t);
+        }
+    }
+
+    /** {@link RemoteFrees#absorb}, out of line. */
+    static void absorb(final RemoteFrees remote, final ThreadCache tc, final long chain) {
+        try {
+            absorb.invokeExact(remote, tc, chain);
+        } catch (final Throwable t) {
+            throw unchecked(t);
+        }
+    }
+
+    /** {@link Slab#fill}, out of line. */
+    static int fill(final Slab s, final Magazine m, final int max) {
+        try {
+            return (int) fill.invokeExact(s, m, max);
+        } catch (final Throwable t) {
+            throw unchecked(t);
+        }
+    }
+
+    /**
+     * {@link SlabCache#fillSharedLocked}, out of line (the caller holds the cache's lock).
+     *
+     * @throws SlabCache.RetiredException as {@link SlabCache#fillSharedLocked} does
+     */
+    static int fillSharedLocked(final SlabCache c, final Magazine m, final int max) {
+        try {
+            return (int) fillShared.invokeExact(c, m, max);
+        } catch (final Throwable t) {
+            throw unchecked(t);
+        }
+    }
+
+    /** {@link SlabCache#relistLocked}, out of line (the caller holds the cache's lock). */
+    static void relistLocked(final SlabCache c, final Slab s) {
+        try {
+            relist.invokeExact(c, s);
+        } catch (final Throwable t) {
+            throw unchecked(t);
+        }
+    }
+
+    /** @return {@code t} itself when unchecked (an {@code Error} is thrown from here), else wrapped */
+    private static RuntimeException unchecked(final Throwable t) {
+        if (t instanceof Error) {
+            throw (Error) t;
+        }
+        return t instanceof RuntimeException ? (RuntimeException) t : new IllegalStateException(t);
     }
 
     private static MethodHandle find(final Class<?> owner, final String name, final MethodType type) {

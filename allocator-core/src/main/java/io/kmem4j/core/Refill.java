@@ -73,7 +73,7 @@ final class Refill {
                 return a;
             }
             try {
-                return fromSlabs(tc, cls, true);
+                return OutOfLine.fromSlabs(this, tc, cls, true);
             } catch (final OutOfMemoryError budgetExhausted) {
                 return underPressure(tc, cls);
             } catch (final SlabCache.RetiredException closedMeanwhile) {
@@ -116,7 +116,7 @@ final class Refill {
      * @throws OutOfMemoryError when a new chunk cannot be reserved, or growing is not allowed
      * @throws SlabCache.RetiredException when the allocator closed meanwhile
      */
-    private long fromSlabs(final ThreadCache tc, final int cls, final boolean mayGrow) {
+    long fromSlabs(final ThreadCache tc, final int cls, final boolean mayGrow) {
         final long frozen = fromFrozenSlab(tc, cls);
         if (frozen != 0) {
             return frozen;
@@ -177,7 +177,7 @@ final class Refill {
             return 0;
         }
         final Magazine m = tc.loaded[cls];
-        frozen.fill(m, m.rounds.length);
+        OutOfLine.fill(frozen, m, m.rounds.length);
         return m.pop();
     }
 
@@ -199,7 +199,7 @@ final class Refill {
             return 0;
         }
         final Magazine m = tc.loaded[cls];
-        return c.fillSharedLocked(m, sharedRefill(c.objectSize)) > 0 ? m.pop() : 0;
+        return OutOfLine.fillSharedLocked(c, m, sharedRefill(c.objectSize)) > 0 ? m.pop() : 0;
     }
 
     /** @return objects per refill from the shared slabs for objects of {@code objectSize} bytes: 1 to 8 */
@@ -222,7 +222,7 @@ final class Refill {
             return 0;
         }
         final Magazine m = tc.loaded[cls];
-        s.fill(m, m.rounds.length);
+        OutOfLine.fill(s, m, m.rounds.length);
         return m.pop();
     }
 

@@ -75,10 +75,10 @@ final class RemoteFrees {
     /** The owner's slow path: takes in the frees sent to {@code tc}, and the orphans, into its magazines. */
     void drain(final ThreadCache tc) {
         if (tc.inbox.nonEmpty()) {
-            absorb(tc, tc.inbox.takeAll());
+            OutOfLine.absorb(this, tc, tc.inbox.takeAll());
         }
         if (orphans.nonEmpty()) {
-            absorb(tc, orphans.takeAll());
+            OutOfLine.absorb(this, tc, orphans.takeAll());
         }
     }
 
@@ -180,7 +180,8 @@ final class RemoteFrees {
         carrier.count(ThreadCache.REMOTE_ABSORBED, n);
     }
 
-    private void absorb(final ThreadCache tc, final long chain) {
+    /** Takes a chain of frees into {@code tc}'s magazines (called {@link OutOfLine#absorb out of line}). */
+    void absorb(final ThreadCache tc, final long chain) {
         long n = 0;
         long a = chain;
         try {

@@ -180,7 +180,7 @@ final class SlabCache {
     void returnObjectLocked(final Slab s, final long address, final ThreadCache me) {
         final int owner = s.chunk.ownerAcquire(s.headPage);
         if (owner != 0 && owner != me.id) {
-            me.freeRemote(owner, address);
+            OutOfLine.freeRemote(me, owner, address);
             return;
         }
         final boolean wasFull = s.inuse() == s.objects;
@@ -191,9 +191,19 @@ final class SlabCache {
         if (owner != 0) {
             return; // my own frozen slab: it stays mine
         }
+        if (wasFull || s.inuse() == 0) {
+            OutOfLine.relistLocked(this, s);
+        }
+    }
+
+    /**
+     * An unfrozen slab that was full, or is now empty, after an object came back: onto the partial
+     * list, or from it onto the empty list (called {@link OutOfLine#relistLocked out of line}).
+     */
+    void relistLocked(final Slab s) {
         if (s.inuse() == 0) {
             emptiedLocked(s);
-        } else if (wasFull) {
+        } else if (!s.onPartial) {
             s.onPartial = true;
             partial.add(s);
         }
@@ -251,7 +261,7 @@ final class SlabCache {
             }
         }
         emptyCount = empty.size();
-        final int n = s.fill(m, max);
+        final int n = OutOfLine.fill(s, m, max);
         if (s.freeObjects() == 0) {
             if (s.onPartial) {
                 partial.remove(s);

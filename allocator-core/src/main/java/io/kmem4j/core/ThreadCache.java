@@ -273,7 +273,7 @@ final class ThreadCache {
         if (!m.isFull()) {
             m.push(address);
         } else {
-            spill(cls, address);
+            OutOfLine.spill(this, cls, address);
         }
     }
 
