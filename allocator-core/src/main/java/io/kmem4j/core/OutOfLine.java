@@ -27,10 +27,12 @@ import java.lang.invoke.MethodType;
  * frees ({@link RemoteFrees#absorb}), the slab fills ({@link Slab#fill}, and the shared slabs'
  * {@link SlabCache#fillSharedLocked} with its sorted partial list), the spill of a full magazine
  * ({@link ThreadCache#spill}), a free sent to its owner ({@link ThreadCache#freeRemote}) and the
- * partial and empty lists ({@link SlabCache#relistLocked}) are now compiled once each, each only when
- * it is itself hot. Each runs once per magazine or less often (a slab that changes lists, an object
- * of another thread's slab met while a magazine is flushed), so the indirect calls cost well under
- * 1 ns per allocation.
+ * partial and empty lists ({@link SlabCache#relistLocked}) are called through here from every caller,
+ * so each is compiled once, on its own, and only when it is itself hot. Each runs once per magazine
+ * or less often (a slab that changes lists, an object of another thread's slab met while a magazine
+ * is flushed), so the indirect calls cost well under 1 ns per allocation. The exception is
+ * {@link ThreadCache#freeRemote} on the free path ({@code SlabAllocator.releaseTo}): once per free of
+ * another thread's object, where it was out of line already, to keep the free hit path small.
  *
  * <p>Threads: the fields are written once, in this class's initialiser; a racy read sees that value.
  */

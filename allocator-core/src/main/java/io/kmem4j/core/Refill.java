@@ -278,7 +278,7 @@ final class Refill {
             }
         }
         try {
-            return fromSlabs(tc, cls, true);
+            return OutOfLine.fromSlabs(this, tc, cls, true);
         } catch (final OutOfMemoryError | SlabCache.RetiredException stillFullOrClosed) {
             return 0;
         }

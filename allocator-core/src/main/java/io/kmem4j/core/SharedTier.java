@@ -117,7 +117,7 @@ final class SharedTier {
                 return full.pop();
             }
             final Magazine m = carrier.loaded[cls];
-            return c.fillSharedLocked(m, m.rounds.length) > 0 ? m.pop() : 0; // a new slab: a CAS, never a wait
+            return OutOfLine.fillSharedLocked(c, m, m.rounds.length) > 0 ? m.pop() : 0; // a new slab: a CAS, never a wait
         } catch (final RuntimeException | OutOfMemoryError e) {
             return 0; // retired cache, heap exhausted: the shared tier decides
         } finally {

@@ -224,7 +224,7 @@ final class SlabCache {
             final Magazine full = depot.exchangeForFull(shared);
             if (full != null) {
                 shared = full;
-            } else if (fillSharedLocked(shared, shared.rounds.length) == 0) {
+            } else if (OutOfLine.fillSharedLocked(this, shared, shared.rounds.length) == 0) {
                 return 0;
             }
         }
