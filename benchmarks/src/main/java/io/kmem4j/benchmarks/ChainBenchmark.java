@@ -46,7 +46,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 @Warmup(iterations = 3, time = 1, timeUnit = TimeUnit.SECONDS)
 @Measurement(iterations = 5, time = 1, timeUnit = TimeUnit.SECONDS)
 @Fork(value = 1, jvmArgsAppend = {
-    Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX, Jvm.MAX_DIRECT, Jvm.NETTY_NO_LEAK_DETECTION})
+    Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX, Jvm.PRE_TOUCH, Jvm.MAX_DIRECT, Jvm.NETTY_NO_LEAK_DETECTION})
 public class ChainBenchmark {
     /** Nodes in the chain (4 MiB of 64-byte nodes: more than the L2 cache). */
     static final int NODES = 1 << 16;

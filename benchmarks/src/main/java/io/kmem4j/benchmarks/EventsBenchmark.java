@@ -27,7 +27,7 @@ import org.openjdk.jmh.annotations.TearDown;
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @State(Scope.Benchmark)
-@Fork(value = 1, jvmArgsAppend = {Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX})
+@Fork(value = 1, jvmArgsAppend = {Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX, Jvm.PRE_TOUCH})
 public class EventsBenchmark {
     private SlabAllocator allocator;
     private final LongAdder baselineCounter = new LongAdder();
@@ -62,7 +62,7 @@ public class EventsBenchmark {
 
     /** {@link #fallbackDecision()} in a fork that records the event. */
     @Benchmark
-    @Fork(value = 1, jvmArgsAppend = {Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX,
+    @Fork(value = 1, jvmArgsAppend = {Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX, Jvm.PRE_TOUCH,
         "-XX:StartFlightRecording:filename=/dev/null,+io.kmem4j.Fallback#enabled=true,+io.kmem4j.Fallback#stackTrace=false"})
     public Object fallbackDecisionEventOn() {
         return allocator.tryAllocate(tooBig);

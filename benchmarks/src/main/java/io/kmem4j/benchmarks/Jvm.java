@@ -8,7 +8,11 @@ package io.kmem4j.benchmarks;
  *       without the agent (Agrona's {@code UnsafeApi}; the JDK's mapped-buffer constructor, also
  *       used by the {@code floor} flavour).</li>
  *   <li>A fixed 1 GiB heap, so GC behaviour (which drives {@link GcOnlyBenchmark}) does not
- *       depend on the machine's memory size.</li>
+ *       depend on the machine's memory size, touched when the JVM starts ({@link #PRE_TOUCH}): otherwise
+ *       the first passes of allocation through the young generation fault its pages in during the
+ *       trial, one page fault per 4 KiB of heap, and on a host that backs new memory slowly (11 µs
+ *       per fault measured on 2026-12-04) the first 3-4 s of every fork ran 3-6x slower than the
+ *       rest, whatever the allocator, and the first measured iteration with them.</li>
  *   <li>{@code MaxDirectMemorySize=3g}: the largest ring (2 threads x 8192 slots x 64 KiB) holds
  *       1 GiB; the rest is head-room for garbage GC has not reclaimed yet.</li>
  *   <li>Netty's leak detector off, as in Netty's own microbenchmarks (its default samples 1 buffer
@@ -29,6 +33,7 @@ final class Jvm {
     static final String XMS = "-Xms1g";
     static final String XMX = "-Xmx1g";
     static final String MAX_DIRECT = "-XX:MaxDirectMemorySize=3g";
+    static final String PRE_TOUCH = "-XX:+AlwaysPreTouch";
     static final String NETTY_NO_LEAK_DETECTION = "-Dio.netty.leakDetection.level=disabled";
 
     /** {@code -XX:MaxDirectMemorySize} of {@link NearLimitBenchmark}'s forks, MiB. */
@@ -38,7 +43,6 @@ final class Jvm {
     /** {@link MemoryBenchmark}: a small heap, all of it resident from the start. */
     static final String SMALL_XMS = "-Xms256m";
     static final String SMALL_XMX = "-Xmx256m";
-    static final String PRE_TOUCH = "-XX:+AlwaysPreTouch";
     static final String MEMORY_MAX_DIRECT = "-XX:MaxDirectMemorySize=1g";
 
     /** Prefix of the one-line allocator statistics a fork prints at the end of each trial. */

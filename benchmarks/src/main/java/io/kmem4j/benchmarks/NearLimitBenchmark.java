@@ -40,7 +40,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 @Warmup(iterations = 3, time = 1, timeUnit = TimeUnit.SECONDS)
 @Measurement(iterations = 5, time = 1, timeUnit = TimeUnit.SECONDS)
 @Fork(value = 1, jvmArgsAppend = {
-    Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX, Jvm.NEAR_LIMIT_MAX_DIRECT, Jvm.NETTY_NO_LEAK_DETECTION})
+    Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX, Jvm.PRE_TOUCH, Jvm.NEAR_LIMIT_MAX_DIRECT, Jvm.NETTY_NO_LEAK_DETECTION})
 public class NearLimitBenchmark {
     /** Share of {@code MaxDirectMemorySize} the live set fills. */
     static final double FILL = 0.9;

@@ -576,7 +576,7 @@ public final class Report {
             .append(' ').append(System.getProperty("os.arch")).append('\n');
         b.append("- JMH ").append(jvm.getOrDefault("jmhVersion", "?")).append("; fork JVM flags (ring): `")
             .append(Jvm.ADD_EXPORTS).append(' ').append(Jvm.ADD_OPENS).append(' ').append(Jvm.ADD_OPENS_REF).append(' ').append(Jvm.XMS).append(' ')
-            .append(Jvm.XMX).append(' ').append(Jvm.MAX_DIRECT).append(' ').append(Jvm.NETTY_NO_LEAK_DETECTION)
+            .append(Jvm.XMX).append(' ').append(Jvm.PRE_TOUCH).append(' ').append(Jvm.MAX_DIRECT).append(' ').append(Jvm.NETTY_NO_LEAK_DETECTION)
             .append("`; `kmem4jAgent` forks add `-javaagent:agent/target/kmem4j-agent.jar`\n");
         if (loadBefore != null) {
             b.append("- Load average (1/5/15 min) before / after the run: ").append(loadBefore).append(" / ")

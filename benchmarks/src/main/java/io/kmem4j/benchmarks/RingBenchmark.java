@@ -52,7 +52,7 @@ import org.openjdk.jmh.infra.ThreadParams;
 @Warmup(iterations = 3, time = 2, timeUnit = TimeUnit.SECONDS)
 @Measurement(iterations = 5, time = 2, timeUnit = TimeUnit.SECONDS)
 @Fork(value = 1, jvmArgsAppend = {
-    Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX, Jvm.MAX_DIRECT, Jvm.NETTY_NO_LEAK_DETECTION})
+    Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX, Jvm.PRE_TOUCH, Jvm.MAX_DIRECT, Jvm.NETTY_NO_LEAK_DETECTION})
 public class RingBenchmark {
     /** Slots per thread's ring (a power of two). */
     public static final int SLOTS = 8192;

@@ -25,7 +25,7 @@ import org.openjdk.jmh.annotations.TearDown;
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @State(Scope.Thread)
-@Fork(value = 1, jvmArgsAppend = {Jvm.ADD_EXPORTS, Jvm.XMS, Jvm.XMX})
+@Fork(value = 1, jvmArgsAppend = {Jvm.ADD_EXPORTS, Jvm.XMS, Jvm.XMX, Jvm.PRE_TOUCH})
 public class ZeroingBenchmark {
     /** Object size, bytes. */
     @Param({"64", "256", "1024", "4096"})
