@@ -30,9 +30,12 @@ import java.lang.invoke.MethodType;
  * partial and empty lists ({@link SlabCache#relistLocked}) are called through here from every caller,
  * so each is compiled once, on its own, and only when it is itself hot. Each runs once per magazine
  * or less often (a slab that changes lists, an object of another thread's slab met while a magazine
- * is flushed), so the indirect calls cost well under 1 ns per allocation. The exception is
- * {@link ThreadCache#freeRemote} on the free path ({@code SlabAllocator.releaseTo}): once per free of
- * another thread's object, where it was out of line already, to keep the free hit path small.
+ * is flushed), so the indirect calls cost well under 1 ns per allocation. The exceptions are on the
+ * free path: {@link ThreadCache#freeRemote} ({@code SlabAllocator.releaseTo}), once per free of
+ * another thread's object, where it was out of line already, to keep the free hit path small; and
+ * {@link SlabAllocator#defer}, once per free made by a thread without magazines of its own (the JDK's
+ * cleaner thread, for every buffer dropped to GC), which otherwise was compiled into every root of
+ * the release path of the threads that do have them.
  *
  * <p>Threads: the fields are written once, in this class's initialiser; a racy read sees that value.
  */
@@ -46,6 +49,10 @@ final class OutOfLine {
     /** {@code (ThreadCache, int, long) void}: {@link ThreadCache#freeRemote}. Not final on purpose. */
     private static MethodHandle freeRemote = find(ThreadCache.class, "freeRemote",
         MethodType.methodType(void.class, int.class, long.class));
+
+    /** {@code (SlabAllocator, ThreadCache, int, long, int, int) void}: {@link SlabAllocator#defer}. Not final on purpose. */
+    private static MethodHandle defer = find(SlabAllocator.class, "defer",
+        MethodType.methodType(void.class, ThreadCache.class, int.class, long.class, int.class, int.class));
 
     /** {@code (Refill, ThreadCache, int, boolean) long}: {@link Refill#fromSlabs}. Not final on purpose. */
     private static MethodHandle fromSlabs = find(Refill.class, "fromSlabs",
@@ -88,6 +95,16 @@ final class OutOfLine {
     static void freeRemote(final ThreadCache tc, final int owner, final long address) {
         try {
             freeRemote.invokeExact(tc, owner, address);
+        } catch (final Throwable t) {
+            throw unchecked(t);
+        }
+    }
+
+    /** {@link SlabAllocator#defer}, out of line. */
+    static void defer(final SlabAllocator a, final ThreadCache tc, final int cls, final long address, final int capacity,
+                      final int owner) {
+        try {
+            defer.invokeExact(a, tc, cls, address, capacity, owner);
         } catch (final Throwable t) {
             throw unchecked(t);
         }
