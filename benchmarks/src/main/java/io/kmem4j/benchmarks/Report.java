@@ -16,6 +16,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -61,8 +62,14 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  *
  * <pre>
  * Report [--smoke | --quick | --full] [--include REGEX] [--size N,N] [--allocator A,B] [--agent JAR]
- *        [--out FILE | --no-md] [--results-dir DIR] [--from-json FILE[,FILE]] [--log FILE]
+ *        [--out FILE | --no-md] [--rounds N] [--results-dir DIR] [--from-json FILE[,FILE]] [--log FILE]
  * </pre>
+ *
+ * <p>With more than one fork (the full profile's 2, or {@code --rounds N}) the forks run in rounds: each
+ * round runs one fork of every selected benchmark in turn, so that a slow phase of the machine (this VM's
+ * speed varies by 2x over minutes) meets the allocators of a workload alike; rows of several rounds are
+ * merged ({@link Row#merge}) and each goal is the median over rounds of its ratio within a round, with
+ * the lowest and the highest round's beside it, as the programs harness reports its goals.
  *
  * <p>The {@code kmem4jAgent} allocator runs in forks of their own, started with
  * {@code -javaagent:<agent jar>} (JMH's {@code jvmArgsPrepend}; the benchmark classes' own
@@ -82,12 +89,13 @@ public final class Report {
     enum Profile {
         SMOKE(1, 200, 1, 300, 1, "1 x 200 ms warm-up, 1 x 300 ms measurement, 1 fork; the quick selection, smallest size"),
         QUICK(1, 1000, 3, 1000, 1, "1 x 1 s warm-up, 3 x 1 s measurement, 1 fork; a selection (see below)"),
-        FULL(3, 1000, 5, 1000, 2, "3 x 1 s warm-up, 5 x 1 s measurement, 2 forks; every parameter");
+        FULL(3, 1000, 5, 1000, 2, "3 x 1 s warm-up, 5 x 1 s measurement, 2 rounds of one fork each; every parameter");
 
         final int warmups;
         final int warmupMillis;
         final int iterations;
         final int iterationMillis;
+        /** Forks of each benchmark: with more than one, rounds of one fork each ({@link Report#runAll}). */
         final int forks;
         final String description;
 
@@ -139,6 +147,7 @@ public final class Report {
     private Path resultsDir = Paths.get("benchmarks", "target", "jmh-results");
     private final List<Path> fromJson = new ArrayList<>();
     private Path fromLog;
+    private int rounds;
     private final List<String> args;
     private final TrialStats trialStats = new TrialStats();
     private final List<String> failures = new ArrayList<>();
@@ -176,6 +185,9 @@ public final class Report {
             "  --agent JAR        the kmem4j agent for allocator kmem4jAgent (default agent/target/kmem4j-agent.jar)",
             "  --out FILE         markdown report (default BENCHMARKS.md; none for --smoke)",
             "  --no-md            print the tables only",
+            "  --rounds N         forks of each benchmark, run as N rounds of one fork each: every selected benchmark",
+            "                     once per round, so that a slow phase of the host meets every allocator, and each",
+            "                     goal is the median over rounds of the ratio within a round (default: the profile's forks)",
             "  --results-dir DIR  where JMH's JSON and log go (default benchmarks/target/jmh-results)",
             "  --from-json F,F    do not run: report these JMH JSON result files",
             "  --log FILE         with --from-json: JMH output holding the " + Jvm.STATS_PREFIX + " lines",
@@ -196,6 +208,7 @@ public final class Report {
                 case "--out" -> out = Paths.get(value(++k, a));
                 case "--no-md" -> noMarkdown = true;
                 case "--results-dir" -> resultsDir = Paths.get(value(++k, a));
+                case "--rounds" -> rounds = positive(value(++k, a), a);
                 case "--from-json" -> csv(value(++k, a)).forEach(f -> fromJson.add(Paths.get(f)));
                 case "--log" -> fromLog = Paths.get(value(++k, a));
                 case "-h", "--help" -> {
@@ -225,6 +238,18 @@ public final class Report {
             throw new IllegalArgumentException(flag + " needs a value");
         }
         return args.get(k);
+    }
+
+    private static int positive(final String v, final String flag) {
+        try {
+            final int n = Integer.parseInt(v);
+            if (n >= 1 && n <= 100) {
+                return n;
+            }
+        } catch (final NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException(flag + " " + v + ": allowed 1 to 100");
     }
 
     private static List<String> csv(final String s) {
@@ -258,13 +283,14 @@ public final class Report {
         runMillis = (System.nanoTime() - t0) / 1_000_000;
         final String loadAfter = loadAverage();
 
-        final List<Row> rows = new ArrayList<>();
+        final List<Row> read = new ArrayList<>();
         final Map<String, String> jvm = new LinkedHashMap<>();
         for (final Path p : jsons) {
             if (Files.exists(p)) {
-                rows.addAll(readRows(p, jvm));
+                read.addAll(readRows(p, jvm));
             }
         }
+        final List<Row> rows = Row.merge(read);
         final ReportTables t = new ReportTables(rows, trialStats);
         final String table = t.tables();
         final String goals = t.goals();
@@ -395,9 +421,10 @@ public final class Report {
         Files.createDirectories(resultsDir);
         final String tag = profile.name().toLowerCase(Locale.ROOT);
         final Path log = resultsDir.resolve(tag + ".log");
-        final int total = plans.stream().mapToInt(Plan::count).sum();
-        System.out.printf(Locale.ROOT, "[%s] %d benchmark(s): %s; JMH output in %s%n", tag, total,
-            profile.description, log);
+        final int forks = rounds > 0 ? rounds : profile.forks;
+        final int total = plans.stream().mapToInt(Plan::count).sum() * forks;
+        System.out.printf(Locale.ROOT, "[%s] %d trial(s): %s%s; JMH output in %s%n", tag, total, profile.description,
+            rounds > 0 ? ", " + rounds + " round(s) of one fork each" : "", log);
         final List<Path> jsons = new ArrayList<>();
         final PrintStream realOut = System.out;
         final PrintStream realErr = System.err;
@@ -411,37 +438,43 @@ public final class Report {
             System.setErr(new PrintStream(teeErr, true, StandardCharsets.UTF_8));
             final Progress progress = new Progress(
                 OutputFormatFactory.createFormatInstance(ps, VerboseMode.NORMAL), tee, realOut, tag, total);
-            for (int k = 0; k < plans.size(); k++) {
-                final Plan p = plans.get(k);
-                final Path json = resultsDir.resolve(tag + "-" + k + "-" + p.name() + (p.agent() ? "-agent" : "") + ".json");
-                Files.deleteIfExists(json);
-                final ChainedOptionsBuilder opt = new OptionsBuilder()
-                    .include(p.include())
-                    .forks(profile.forks)
-                    .shouldFailOnError(false)
-                    .resultFormat(ResultFormatType.JSON)
-                    .result(json.toString());
-                p.params().forEach((name, values) -> opt.param(name, values.toArray(new String[0])));
-                if (!singleShot(p.benchmarkClass())) {
-                    opt.warmupIterations(profile.warmups)
-                        .warmupTime(TimeValue.milliseconds(profile.warmupMillis))
-                        .measurementIterations(profile.iterations)
-                        .measurementTime(TimeValue.milliseconds(profile.iterationMillis));
+            // each fork of every plan in turn (a round), not a plan's forks back to back: a phase of the
+            // host (this VM's varies by 2x over minutes) then meets the allocators of a workload alike
+            for (int round = 0; round < forks; round++) {
+                final List<Plan> order = roundOrder(plans, round);
+                for (final Plan p : order) {
+                    final int k = plans.indexOf(p);
+                    final Path json = resultsDir.resolve(tag + (forks > 1 ? "-r" + (round + 1) : "") + "-" + k + "-" + p.name()
+                        + (p.agent() ? "-agent" : "") + ".json");
+                    Files.deleteIfExists(json);
+                    final ChainedOptionsBuilder opt = new OptionsBuilder()
+                        .include(p.include())
+                        .forks(1)
+                        .shouldFailOnError(false)
+                        .resultFormat(ResultFormatType.JSON)
+                        .result(json.toString());
+                    p.params().forEach((name, values) -> opt.param(name, values.toArray(new String[0])));
+                    if (!singleShot(p.benchmarkClass())) {
+                        opt.warmupIterations(profile.warmups)
+                            .warmupTime(TimeValue.milliseconds(profile.warmupMillis))
+                            .measurementIterations(profile.iterations)
+                            .measurementTime(TimeValue.milliseconds(profile.iterationMillis));
+                    }
+                    if (p.agent()) {
+                        opt.jvmArgsPrepend("-javaagent:" + agentJar.toAbsolutePath().normalize());
+                    }
+                    final Collection<RunResult> results = new Runner(opt.build(), progress).run();
+                    final Set<String> got = new LinkedHashSet<>();
+                    for (final RunResult rr : results) {
+                        got.add(rr.getParams().getParam("allocator") + "|" + paramsKey(rr.getParams()));
+                    }
+                    final int expected = p.count();
+                    if (got.size() < expected) {
+                        failures.add(p.name() + (p.agent() ? " (agent)" : "") + (forks > 1 ? ", round " + (round + 1) : "")
+                            + ": " + (expected - got.size()) + " of " + expected + " parameter sets gave no result (see " + log + ")");
+                    }
+                    jsons.add(json);
                 }
-                if (p.agent()) {
-                    opt.jvmArgsPrepend("-javaagent:" + agentJar.toAbsolutePath().normalize());
-                }
-                final Collection<RunResult> results = new Runner(opt.build(), progress).run();
-                final Set<String> got = new LinkedHashSet<>();
-                for (final RunResult rr : results) {
-                    got.add(rr.getParams().getParam("allocator") + "|" + paramsKey(rr.getParams()));
-                }
-                final int expected = p.count();
-                if (got.size() < expected) {
-                    failures.add(p.name() + (p.agent() ? " (agent)" : "") + ": " + (expected - got.size()) + " of "
-                        + expected + " parameter sets gave no result (see " + log + ")");
-                }
-                jsons.add(json);
             }
             System.out.flush();
             System.err.flush();
@@ -451,6 +484,23 @@ public final class Report {
             System.setErr(realErr);
         }
         return jsons;
+    }
+
+    /**
+     * The plans in the order of round {@code round}: as listed in even rounds; in odd rounds a benchmark's
+     * agent-forks plan runs before its plain one, so that neither side of a comparison always runs first.
+     */
+    static List<Plan> roundOrder(final List<Plan> plans, final int round) {
+        final List<Plan> order = new ArrayList<>(plans);
+        if (round % 2 == 1) {
+            for (int i = 0; i + 1 < order.size(); i++) {
+                if (order.get(i).name().equals(order.get(i + 1).name()) && order.get(i).agent() != order.get(i + 1).agent()) {
+                    Collections.swap(order, i, i + 1);
+                    i++;
+                }
+            }
+        }
+        return order;
     }
 
     private static String paramsKey(final BenchmarkParams bp) {
@@ -503,9 +553,22 @@ public final class Report {
                 number(primary.get("score")),
                 number(primary.get("scoreError")),
                 primary.get("scoreUnit").getAsString(),
-                secondary));
+                secondary, rawData(primary)));
         }
         return rows;
+    }
+
+    /** @return the measured iterations of each fork ({@code rawData}: an array per fork), empty when absent */
+    private static List<double[]> rawData(final JsonObject primary) {
+        final List<double[]> forks = new ArrayList<>();
+        if (primary.has("rawData") && primary.get("rawData").isJsonArray()) {
+            for (final JsonElement fork : primary.getAsJsonArray("rawData")) {
+                final List<Double> it = new ArrayList<>();
+                fork.getAsJsonArray().forEach(v -> it.add(number(v)));
+                forks.add(it.stream().mapToDouble(Double::doubleValue).toArray());
+            }
+        }
+        return forks;
     }
 
     /** JMH writes scores as numbers, or as the string "NaN" when it has none. */
@@ -641,7 +704,7 @@ public final class Report {
             .append(" workload (64 KiB rings, `ring2` at every size, the fresh chain).\n\n");
         b.append("## How to reproduce\n\n```sh\n");
         b.append("benchmarks/run            # quick profile: builds the agent and the benchmark jar, runs, rewrites BENCHMARKS.md\n");
-        b.append("benchmarks/run --full     # every parameter, 2 forks\n");
+        b.append("benchmarks/run --full     # every parameter, 2 rounds of one fork\n");
         b.append("benchmarks/run --smoke    # a few hundred ms each: checks that every benchmark runs (CI)\n");
         b.append("benchmarks/run --include RingBenchmark.ring1 --size 256 --allocator jdk,kmem4jAgent,kmem4jTracked,floor\n");
         b.append("# or JMH directly (JSON with -rf json); the agent flavour needs the agent in its fork:\n");

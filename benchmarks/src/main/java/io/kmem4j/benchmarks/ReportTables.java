@@ -10,6 +10,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
 
+import io.kmem4j.benchmarks.programs.ProgramsTable;
+import io.kmem4j.benchmarks.programs.Rounds;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -170,7 +172,8 @@ final class ReportTables {
         rss(b, "kmem4jTracked");
         rss(b, "kmem4jAgent");
         b.append("\nSpeed-ups are the baseline's ns/op over kmem4j's (higher is better); 2-thread scaling is the")
-            .append(" 2-thread total rate over the 1-thread rate (`2 × ring1 / ring2` ns/op). \"n/a\": not in this run.\n");
+            .append(" 2-thread total rate over the 1-thread rate (`2 × ring1 / ring2` ns/op). \"n/a\": not in this run. ")
+            .append(Ratio.NOTE).append('\n');
         return b.toString();
     }
 
@@ -187,8 +190,8 @@ final class ReportTables {
             scaling(b, a);
             final Optional<Row> k2 = find("RingBenchmark.ring2", "256", 2, a);
             final Optional<Row> j2 = find("RingBenchmark.ring2", "256", 2, "jdk");
-            final Double v = k2.isPresent() && j2.isPresent() ? j2.get().score() / k2.get().score() : null;
-            goal(b, flavour(a) + " 256 B, 2 threads vs JDK, 2 threads", v, "≥ 2.5×", v != null && v >= 2.5,
+            final Ratio v = Ratio.of(j2, k2, 1);
+            goal(b, flavour(a) + " 256 B, 2 threads vs JDK, 2 threads", v, "≥ 2.5×", v != null && v.value() >= 2.5,
                 "RingBenchmark.ring2 size=256");
         }
         for (final String size : List.of("256", "4096")) {
@@ -202,7 +205,7 @@ final class ReportTables {
             }
         }
         b.append("\nRing rates at 2 threads are the total of both threads; \"vs JDK\" is the JDK's ns/op over")
-            .append(" kmem4j's in the same run.\n");
+            .append(" kmem4j's in the same run. ").append(Ratio.NOTE).append('\n');
         return b.toString();
     }
 
@@ -216,23 +219,23 @@ final class ReportTables {
         final Optional<Row> j = benchmark.startsWith("ProducerConsumer") ? find(benchmark, size, 2, base)
             : find(benchmark, size, 1, base);
         final Optional<Row> kk = benchmark.startsWith("ProducerConsumer") ? find(benchmark, size, 2, allocator) : k;
-        final Double v = kk.isPresent() && j.isPresent() ? j.get().score() / kk.get().score() : null;
-        goal(b, goal, v, "≥ " + target + "×", v != null && v >= target, benchmark + " size=" + size);
+        final Ratio v = Ratio.of(j, kk, 1);
+        goal(b, goal, v, "≥ " + target + "×", v != null && v.value() >= target, benchmark + " size=" + size);
     }
 
     private void floorRatio(final StringBuilder b) {
         final Optional<Row> k = find("RingBenchmark.ring1", "256", 1, "kmem4jTracked");
         final Optional<Row> f = find("RingBenchmark.ring1", "256", 1, "floor");
-        final Double v = k.isPresent() && f.isPresent() ? k.get().score() / f.get().score() : null;
-        goal(b, "tracked 256 B vs floor (ns ratio)", v, "≤ 1.1×", v != null && v <= 1.1, "RingBenchmark.ring1 size=256");
+        final Ratio v = Ratio.of(k, f, 1);
+        goal(b, "tracked 256 B vs floor (ns ratio)", v, "≤ 1.1×", v != null && v.value() <= 1.1, "RingBenchmark.ring1 size=256");
     }
 
     private void scaling(final StringBuilder b, final String allocator) {
         final Optional<Row> one = find("RingBenchmark.ring1", "256", 1, allocator);
         final Optional<Row> two = find("RingBenchmark.ring2", "256", 2, allocator);
-        final Double v = one.isPresent() && two.isPresent() ? 2 * one.get().score() / two.get().score() : null;
+        final Ratio v = Ratio.of(one, two, 2);
         goal(b, flavour(allocator) + " 256 B: 2 threads vs 1", v, "≥ 1.6×",
-            v != null && v >= 1.6, "RingBenchmark.ring1/ring2 size=256");
+            v != null && v.value() >= 1.6, "RingBenchmark.ring1/ring2 size=256");
     }
 
     private void hitRate(final StringBuilder b) {
@@ -265,11 +268,38 @@ final class ReportTables {
             .append(v == null ? "n/a" : v <= 1.25 ? "met" : "**missed**").append(" | MemoryBenchmark (size mix) |\n");
     }
 
-    private static void goal(final StringBuilder b, final String goal, final Double v, final String target,
+    private static void goal(final StringBuilder b, final String goal, final Ratio v, final String target,
                              final boolean met, final String from) {
-        b.append("| ").append(goal).append(" | ").append(v == null ? "n/a" : String.format(Locale.ROOT, "%.2f×", v))
-            .append(" | ").append(target).append(" | ").append(v == null ? "n/a" : met ? "met" : "**missed**")
-            .append(" | ").append(from).append(" |\n");
+        b.append("| ").append(goal).append(" | ").append(v == null ? "n/a" : v.text()).append(" | ").append(target)
+            .append(" | ").append(v == null ? "n/a" : met ? "met" : "**missed**").append(" | ").append(from).append(" |\n");
+    }
+
+    /**
+     * A goal's ratio of two rows' ns/op ({@code factor * numerator / denominator}): with the same number
+     * of forks (two or more) in both, the ratio within each fork pair, which {@link Report} runs in the
+     * same round, and their median, printed with the lowest and the highest; else the ratio of the scores.
+     */
+    record Ratio(double value, String text) {
+        static final String NOTE = "With two or more rounds a goal's figure is the median over rounds of the ratio"
+            + " within a round (in brackets the lowest and the highest round's): each round runs one fork of every"
+            + " benchmark in turn, so the allocators compared met the same phase of the machine.";
+
+        static Ratio of(final Optional<Row> numerator, final Optional<Row> denominator, final double factor) {
+            if (numerator.isEmpty() || denominator.isEmpty()) {
+                return null;
+            }
+            final double[] n = numerator.get().forkScores();
+            final double[] d = denominator.get().forkScores();
+            if (n.length >= 2 && n.length == d.length) {
+                final double[] perRound = new double[n.length];
+                for (int i = 0; i < n.length; i++) {
+                    perRound[i] = factor * n[i] / d[i];
+                }
+                return new Ratio(Rounds.median(perRound), ProgramsTable.spread(perRound));
+            }
+            final double v = factor * numerator.get().score() / denominator.get().score();
+            return new Ratio(v, String.format(Locale.ROOT, "%.2f×", v));
+        }
     }
 
     // ------------------------------------------------------------------------------ helpers

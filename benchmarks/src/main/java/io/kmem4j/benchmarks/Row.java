@@ -1,15 +1,66 @@
 package io.kmem4j.benchmarks;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+
+import org.openjdk.jmh.util.ListStatistics;
 
 /**
  * One JMH result: a benchmark (short name, {@code Class.method}), its workload parameters
  * ({@link TrialStats#PARAMS}), thread count and allocator, with the primary score and JMH's
- * secondary results (the producer/consumer sides).
+ * secondary results (the producer/consumer sides), and the measured iterations of each fork in the
+ * order the forks ran ({@code forks}: one array per fork; one fork per round when {@link Report} runs
+ * its plans in rounds).
  */
 record Row(String benchmark, Map<String, String> params, int threads, String allocator, double score, double error,
-           String unit, Map<String, Double> secondary) {
+           String unit, Map<String, Double> secondary, List<double[]> forks) {
+
+    /**
+     * Rows of the same benchmark, parameters, thread count and allocator from several JMH results (one per
+     * round) made one: the forks in the order given, the score the mean of every measured iteration and
+     * the error JMH's own 99.9 % half-width over them, as JMH reports several forks of one run; the
+     * secondary results are the means of the rows'. A row found once is kept as JMH wrote it.
+     *
+     * @param rows in the order they ran
+     * @return one row per workload and allocator, in the order first seen
+     */
+    static List<Row> merge(final List<Row> rows) {
+        final Map<String, List<Row>> byKey = new LinkedHashMap<>();
+        rows.forEach(r -> byKey.computeIfAbsent(r.key() + "|threads=" + r.threads(), k -> new ArrayList<>()).add(r));
+        final List<Row> merged = new ArrayList<>();
+        for (final List<Row> same : byKey.values()) {
+            if (same.size() == 1) {
+                merged.add(same.get(0));
+                continue;
+            }
+            final List<double[]> forks = new ArrayList<>();
+            same.forEach(r -> forks.addAll(r.forks()));
+            final ListStatistics all = new ListStatistics();
+            forks.forEach(f -> {
+                for (final double v : f) {
+                    all.addValue(v);
+                }
+            });
+            final Map<String, Double> secondary = new LinkedHashMap<>();
+            for (final String k : same.get(0).secondary().keySet()) {
+                secondary.put(k, same.stream().mapToDouble(r -> r.secondary().getOrDefault(k, Double.NaN)).average()
+                    .orElse(Double.NaN));
+            }
+            final Row first = same.get(0);
+            merged.add(new Row(first.benchmark(), first.params(), first.threads(), first.allocator(),
+                all.getN() == 0 ? Double.NaN : all.getMean(), all.getN() < 2 ? Double.NaN : all.getMeanErrorAt(0.999),
+                first.unit(), secondary, forks));
+        }
+        return merged;
+    }
+
+    /** @return the mean of each fork's measured iterations, in the order the forks ran */
+    double[] forkScores() {
+        return forks.stream().mapToDouble(f -> java.util.Arrays.stream(f).average().orElse(Double.NaN)).toArray();
+    }
 
     /** @return {@code Class.method} of a fully qualified benchmark name. */
     static String shortName(final String benchmark) {

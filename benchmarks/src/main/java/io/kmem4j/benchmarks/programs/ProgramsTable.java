@@ -8,7 +8,7 @@ import java.util.Locale;
  * "do no harm" issue (every program at least as fast and as lean with the agent as without it;
  * start-up at most 150 ms and 20 MB more; a server that pools its own buffers at most 20 MB more).
  */
-final class ProgramsTable {
+public final class ProgramsTable {
     /** Goals: start-up wall and CPU time the agent may add to a hello-world program, ms. */
     static final double STARTUP_MILLIS = 150;
     /** Goals: resident memory the agent may add to hello-world and to a server pooling its own buffers, MB. */
@@ -96,7 +96,7 @@ final class ProgramsTable {
     }
 
     /** @return the median ratio, then the lowest and highest round's: {@code 0.98× (0.91–1.05×)} */
-    static String spread(final double[] perRound) {
+    public static String spread(final double[] perRound) {
         final double median = Rounds.median(perRound);
         if (perRound.length < 2 || Double.isNaN(median)) {
             return goalRatio(median);

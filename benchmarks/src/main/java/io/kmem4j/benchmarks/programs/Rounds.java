@@ -6,7 +6,7 @@ import java.util.Arrays;
  * Interleaved rounds, shared by the harnesses: the order of the arms rotates every round, so no arm
  * always runs first (on a warm or a cold machine), and a figure is summarised by its median over rounds.
  */
-final class Rounds {
+public final class Rounds {
     private Rounds() {
     }
 
@@ -25,7 +25,7 @@ final class Rounds {
     }
 
     /** @return the median of the finite values, NaN when there are none */
-    static double median(final double[] values) {
+    public static double median(final double[] values) {
         final double[] v = Arrays.stream(values).filter(d -> !Double.isNaN(d) && !Double.isInfinite(d)).sorted().toArray();
         if (v.length == 0) {
             return Double.NaN;
