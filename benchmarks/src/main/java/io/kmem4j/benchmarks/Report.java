@@ -424,7 +424,7 @@ public final class Report {
         final int forks = rounds > 0 ? rounds : profile.forks;
         final int total = plans.stream().mapToInt(Plan::count).sum() * forks;
         System.out.printf(Locale.ROOT, "[%s] %d trial(s): %s%s; JMH output in %s%n", tag, total, profile.description,
-            rounds > 0 ? ", " + rounds + " round(s) of one fork each" : "", log);
+            rounds > 0 ? " (--rounds " + rounds + ": " + rounds + " round(s) of one fork each instead)" : "", log);
         final List<Path> jsons = new ArrayList<>();
         final PrintStream realOut = System.out;
         final PrintStream realErr = System.err;
@@ -628,6 +628,7 @@ public final class Report {
             .append(fromJson.isEmpty() ? String.format(Locale.ROOT, " (the run took %.1f min)", runMillis / 60000.0)
                 : " (from saved JMH results)").append(".\n");
         b.append("Profile **").append(profile.name().toLowerCase(Locale.ROOT)).append("**: ").append(profile.description)
+            .append(rounds > 0 ? " (`--rounds " + rounds + "`: " + rounds + " rounds of one fork each instead)" : "")
             .append(". Mode: average time, ns/op, lower is better (the memory burst: one shot).\n\n");
         b.append("## Machine\n\n");
         b.append("- CPUs (`nproc`): ").append(Runtime.getRuntime().availableProcessors()).append('\n');
