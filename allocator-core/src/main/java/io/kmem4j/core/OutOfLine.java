@@ -34,8 +34,9 @@ import java.lang.invoke.MethodType;
  * free path: {@link ThreadCache#freeRemote} ({@code SlabAllocator.releaseTo}), once per free of
  * another thread's object, where it was out of line already, to keep the free hit path small; and
  * {@link SlabAllocator#defer}, once per free made by a thread without magazines of its own (the JDK's
- * cleaner thread, for every buffer dropped to GC), which otherwise was compiled into every root of
- * the release path of the threads that do have them.
+ * cleaner thread, for every buffer dropped to GC; a virtual thread its carrier does not serve) or by a
+ * thread inside its own slow path, which otherwise was compiled into every root of the release path
+ * of the threads that do have them.
  *
  * <p>Threads: the fields are written once, in this class's initialiser; a racy read sees that value.
  */

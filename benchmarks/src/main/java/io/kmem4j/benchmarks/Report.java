@@ -68,8 +68,9 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * <p>With more than one fork (the full profile's 2, or {@code --rounds N}) the forks run in rounds: each
  * round runs one fork of every selected benchmark in turn, so that a slow phase of the machine (this VM's
  * speed varies by 2x over minutes) meets the allocators of a workload alike; rows of several rounds are
- * merged ({@link Row#merge}) and each goal is the median over rounds of its ratio within a round, with
- * the lowest and the highest round's beside it, as the programs harness reports its goals.
+ * merged ({@link Row#merge}) and each speed goal is the median over rounds of its ratio within a round,
+ * with the lowest and the highest round's beside it, as the programs harness reports its goals (the
+ * result files name their round, {@code -rN-}, which {@code --from-json} reads back).
  *
  * <p>The {@code kmem4jAgent} allocator runs in forks of their own, started with
  * {@code -javaagent:<agent jar>} (JMH's {@code jvmArgsPrepend}; the benchmark classes' own
@@ -187,11 +188,23 @@ public final class Report {
             "  --no-md            print the tables only",
             "  --rounds N         forks of each benchmark, run as N rounds of one fork each: every selected benchmark",
             "                     once per round, so that a slow phase of the host meets every allocator, and each",
-            "                     goal is the median over rounds of the ratio within a round (default: the profile's forks)",
+            "                     speed goal is the median over rounds of its ratio within a round (default: the",
+            "                     profile's forks; result files name their round, -rN-, for --from-json)",
             "  --results-dir DIR  where JMH's JSON and log go (default benchmarks/target/jmh-results)",
             "  --from-json F,F    do not run: report these JMH JSON result files",
             "  --log FILE         with --from-json: JMH output holding the " + Jvm.STATS_PREFIX + " lines",
             "  --no-build         (benchmarks/run only) do not rebuild the jars");
+    }
+
+    /**
+     * @param args the command line
+     * @return a report with {@code args} parsed
+     * @throws IllegalArgumentException naming the argument that is wrong
+     */
+    static Report parse(final List<String> args) {
+        final Report r = new Report(args);
+        r.parseArgs();
+        return r;
     }
 
     private void parseArgs() {
@@ -225,6 +238,13 @@ public final class Report {
                 }
             }
         }
+        if (rounds > 0 && !fromJson.isEmpty()) {
+            throw new IllegalArgumentException("--rounds runs benchmarks; with --from-json the rounds are those the files"
+                + " name (-rN-)");
+        }
+        final List<Path> distinct = fromJson.stream().map(f -> f.toAbsolutePath().normalize()).distinct().toList();
+        fromJson.clear();
+        fromJson.addAll(distinct);
         if (out == null && !noMarkdown && profile != Profile.SMOKE) {
             out = Paths.get("BENCHMARKS.md");
         }
@@ -312,7 +332,7 @@ public final class Report {
             System.out.println("wrote " + out.toAbsolutePath().normalize());
         }
         if (!failures.isEmpty()) {
-            System.out.println(failures.size() + " benchmark(s) FAILED:");
+            System.out.println(failures.size() + " failure(s):");
             failures.forEach(f -> System.out.println("  " + f));
             return 1;
         }
@@ -487,8 +507,9 @@ public final class Report {
     }
 
     /**
-     * The plans in the order of round {@code round}: as listed in even rounds; in odd rounds a benchmark's
-     * agent-forks plan runs before its plain one, so that neither side of a comparison always runs first.
+     * The plans in the order of round {@code round}: as listed in even rounds; in odd rounds the two plans
+     * of a benchmark (its plain forks and its agent forks, listed next to each other) swap places, so that
+     * neither side of a comparison always runs first.
      */
     static List<Plan> roundOrder(final List<Plan> plans, final int round) {
         final List<Plan> order = new ArrayList<>(plans);
@@ -541,6 +562,8 @@ public final class Report {
                 m.getAsJsonArray("jvmArgs").forEach(a -> args.add(a.getAsString()));
                 jvm.putIfAbsent("jvmArgs", String.join(" ", args));
             }
+            final List<double[]> forks = rawData(primary);
+            final int round = forks.size() == 1 ? round(json) : Row.NO_ROUND;
             final Map<String, String> workload = new LinkedHashMap<>();
             for (final String p : TrialStats.PARAMS) {
                 if (params.has(p)) {
@@ -553,9 +576,18 @@ public final class Report {
                 number(primary.get("score")),
                 number(primary.get("scoreError")),
                 primary.get("scoreUnit").getAsString(),
-                secondary, rawData(primary)));
+                secondary, forks, forks.stream().map(f -> round).collect(Collectors.toList())));
         }
         return rows;
+    }
+
+    /** The round in a result file's name, as {@link #runAll} writes it: {@code full-r2-0-RingBenchmark.ring1.json}. */
+    private static final Pattern ROUND_IN_NAME = Pattern.compile("-r(\\d+)-");
+
+    /** @return the round of a one-fork result file, from its name; {@link Row#NO_ROUND} when it names none */
+    static int round(final Path json) {
+        final java.util.regex.Matcher m = ROUND_IN_NAME.matcher(json.getFileName().toString());
+        return m.find() ? Integer.parseInt(m.group(1)) : Row.NO_ROUND;
     }
 
     /** @return the measured iterations of each fork ({@code rawData}: an array per fork), empty when absent */
@@ -628,7 +660,7 @@ public final class Report {
             .append(fromJson.isEmpty() ? String.format(Locale.ROOT, " (the run took %.1f min)", runMillis / 60000.0)
                 : " (from saved JMH results)").append(".\n");
         b.append("Profile **").append(profile.name().toLowerCase(Locale.ROOT)).append("**: ").append(profile.description)
-            .append(rounds > 0 ? " (`--rounds " + rounds + "`: " + rounds + " rounds of one fork each instead)" : "")
+            .append(rounds > 0 ? " (`--rounds " + rounds + "`: " + rounds + " round(s) of one fork each instead)" : "")
             .append(". Mode: average time, ns/op, lower is better (the memory burst: one shot).\n\n");
         b.append("## Machine\n\n");
         b.append("- CPUs (`nproc`): ").append(Runtime.getRuntime().availableProcessors()).append('\n');

@@ -270,35 +270,36 @@ final class ReportTables {
 
     private static void goal(final StringBuilder b, final String goal, final Ratio v, final String target,
                              final boolean met, final String from) {
-        b.append("| ").append(goal).append(" | ").append(v == null ? "n/a" : v.text()).append(" | ").append(target)
-            .append(" | ").append(v == null ? "n/a" : met ? "met" : "**missed**").append(" | ").append(from).append(" |\n");
+        final boolean none = v == null || !Double.isFinite(v.value());
+        b.append("| ").append(goal).append(" | ").append(none ? "n/a" : v.text()).append(" | ").append(target)
+            .append(" | ").append(none ? "n/a" : met ? "met" : "**missed**").append(" | ").append(from).append(" |\n");
     }
 
     /**
-     * A goal's ratio of two rows' ns/op ({@code factor * numerator / denominator}): with the same number
-     * of forks (two or more) in both, the ratio within each fork pair, which {@link Report} runs in the
-     * same round, and their median, printed with the lowest and the highest; else the ratio of the scores.
+     * A speed goal's ratio of two rows' ns/op ({@code factor * numerator / denominator}): when both rows
+     * have forks of two or more of the same rounds ({@link Report} runs one fork of every benchmark per
+     * round), the ratio within each such round and their median, printed with the lowest and the highest;
+     * else (a run without rounds, or rounds that do not pair up) the ratio of the scores.
      */
     record Ratio(double value, String text) {
-        static final String NOTE = "With two or more rounds a goal's figure is the median over rounds of the ratio"
-            + " within a round (in brackets the lowest and the highest round's): each round runs one fork of every"
-            + " benchmark in turn, so the allocators compared met the same phase of the machine.";
+        static final String NOTE = "With two or more rounds a speed goal's figure is the median over rounds of its"
+            + " ratio within a round (in brackets the lowest and the highest round's): each round runs one fork of every"
+            + " benchmark in turn, so the allocators compared met the same phase of the machine. The tables' \"vs\""
+            + " columns are ratios of the scores (means over all rounds).";
 
         static Ratio of(final Optional<Row> numerator, final Optional<Row> denominator, final double factor) {
             if (numerator.isEmpty() || denominator.isEmpty()) {
                 return null;
             }
-            final double[] n = numerator.get().forkScores();
-            final double[] d = denominator.get().forkScores();
-            if (n.length >= 2 && n.length == d.length) {
-                final double[] perRound = new double[n.length];
-                for (int i = 0; i < n.length; i++) {
-                    perRound[i] = factor * n[i] / d[i];
-                }
+            final Map<Integer, Double> n = numerator.get().roundScores();
+            final Map<Integer, Double> d = denominator.get().roundScores();
+            final double[] perRound = n.keySet().stream().filter(d::containsKey)
+                .mapToDouble(r -> factor * n.get(r) / d.get(r)).filter(Double::isFinite).toArray();
+            if (perRound.length >= 2) {
                 return new Ratio(Rounds.median(perRound), ProgramsTable.spread(perRound));
             }
             final double v = factor * numerator.get().score() / denominator.get().score();
-            return new Ratio(v, String.format(Locale.ROOT, "%.2f×", v));
+            return new Ratio(v, Double.isFinite(v) ? String.format(Locale.ROOT, "%.2f×", v) : "n/a");
         }
     }
 

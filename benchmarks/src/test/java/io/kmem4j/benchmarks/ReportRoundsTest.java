@@ -1,56 +1,88 @@
 package io.kmem4j.benchmarks;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
+import org.openjdk.jmh.util.ListStatistics;
 
 /** How {@link Report} combines rounds of one fork each: the merged rows, and the goals' ratios within a round. */
 class ReportRoundsTest {
 
-    private static Row row(final String benchmark, final String allocator, final int threads, final double... iterations) {
+    /** A row of one fork that ran in {@code round}, as {@code Report} reads a round's result file. */
+    private static Row inRound(final String benchmark, final String allocator, final int threads, final int round,
+                               final double... iterations) {
         final double mean = java.util.Arrays.stream(iterations).average().orElse(Double.NaN);
         return new Row(benchmark, Map.of("size", "256"), threads, allocator, mean, 1.0, "ns/op",
-            Map.of("side", mean / 2), List.of(iterations));
+            Map.of("side", mean / 2), List.of(iterations), List.of(round));
+    }
+
+    /** Rows of one benchmark and allocator, one per round (rounds 1, 2, ...), merged. */
+    private static Row rounds(final String benchmark, final String allocator, final double... perRound) {
+        final List<Row> rows = new ArrayList<>();
+        for (int r = 0; r < perRound.length; r++) {
+            rows.add(inRound(benchmark, allocator, 1, r + 1, perRound[r]));
+        }
+        return Row.merge(rows).get(0);
     }
 
     @Test
     void roundsOfTheSameWorkloadAndAllocatorBecomeOneRowWithEveryForkInOrder() {
-        final Row r1 = row("RingBenchmark.ring1", "jdk", 1, 100, 110);
-        final Row other = row("RingBenchmark.ring1", "kmem4jTracked", 1, 50, 50);
-        final Row r2 = row("RingBenchmark.ring1", "jdk", 1, 300, 310);
+        final Row r1 = inRound("RingBenchmark.ring1", "jdk", 1, 1, 100, 110);
+        final Row other = inRound("RingBenchmark.ring1", "kmem4jTracked", 1, 1, 50, 50);
+        final Row r2 = inRound("RingBenchmark.ring1", "jdk", 1, 2, 300, 310);
 
         final List<Row> merged = Row.merge(List.of(r1, other, r2));
 
         assertThat(merged).hasSize(2);
         final Row jdk = merged.get(0);
         assertThat(jdk.allocator()).isEqualTo("jdk");
-        assertThat(jdk.forkScores()).containsExactly(105.0, 305.0);
+        assertThat(jdk.roundScores()).containsExactly(Map.entry(1, 105.0), Map.entry(2, 305.0));
         assertThat(jdk.score()).as("the mean of every iteration, as JMH reports several forks").isEqualTo(205.0);
-        assertThat(jdk.error()).as("JMH's 99.9 % half-width over the four iterations").isGreaterThan(100.0);
+        assertThat(jdk.error()).as("JMH's 99.9 % half-width over the four iterations")
+            .isCloseTo(new ListStatistics(new double[] {100, 110, 300, 310}).getMeanErrorAt(0.999), within(1e-9))
+            .isGreaterThan(new ListStatistics(new double[] {100, 110, 300, 310}).getMeanErrorAt(0.99));
         assertThat(jdk.secondary().get("side")).isEqualTo((52.5 + 152.5) / 2);
         assertThat(merged.get(1)).as("a row seen once is kept as JMH wrote it").isSameAs(other);
     }
 
     @Test
-    void theSameBenchmarkAtAnotherThreadCountStaysApart() {
-        final List<Row> merged = Row.merge(List.of(row("ContentionBenchmark.x", "jdk", 1, 10),
-            row("ContentionBenchmark.x", "jdk", 2, 20)));
+    void theSameBenchmarkAtAnotherThreadCountOrUnitStaysApart() {
+        final Row oneThread = inRound("ContentionBenchmark.x", "jdk", 1, 1, 10);
+        final Row twoThreads = inRound("ContentionBenchmark.x", "jdk", 2, 1, 20);
+        final Row otherUnit = new Row("ContentionBenchmark.x", Map.of("size", "256"), 1, "jdk", 5, 1, "ops/us", Map.of(),
+            List.of(new double[] {5}), List.of(2));
 
-        assertThat(merged).hasSize(2);
+        final List<Row> merged = Row.merge(List.of(oneThread, twoThreads, otherUnit));
+
+        assertThat(merged).containsExactly(oneThread, twoThreads, otherUnit);
+    }
+
+    @Test
+    void aRowWithoutIterationsCountsAtItsScoreAndSecondaryMeansSkipMissingValues() {
+        final Row noRaw = new Row("RingBenchmark.ring1", Map.of("size", "256"), 1, "jdk", 400, Double.NaN, "ns/op",
+            Map.of("other", 7.0), List.of(), List.of());
+        final Row withRaw = inRound("RingBenchmark.ring1", "jdk", 1, 2, 200);
+
+        final Row merged = Row.merge(List.of(noRaw, withRaw)).get(0);
+
+        assertThat(merged.score()).isEqualTo(300.0);
+        assertThat(merged.roundScores()).as("only the fork with a round pairs").containsExactly(Map.entry(2, 200.0));
+        assertThat(merged.secondary()).containsEntry("other", 7.0).containsEntry("side", 100.0);
     }
 
     @Test
     void aGoalWithRoundsIsTheMedianOfTheRatiosWithinARoundWithTheLowestAndHighest() {
         // round 2 ran on a host twice as slow for both allocators: the ratio of the means would mix rounds
-        final Row jdk = Row.merge(List.of(row("RingBenchmark.ring1", "jdk", 1, 200), row("RingBenchmark.ring1", "jdk", 1, 400),
-            row("RingBenchmark.ring1", "jdk", 1, 210))).get(0);
-        final Row kmem4j = Row.merge(List.of(row("RingBenchmark.ring1", "k", 1, 100), row("RingBenchmark.ring1", "k", 1, 250),
-            row("RingBenchmark.ring1", "k", 1, 140))).get(0);
+        final Row jdk = rounds("RingBenchmark.ring1", "jdk", 200, 400, 210);
+        final Row kmem4j = rounds("RingBenchmark.ring1", "k", 100, 250, 140);
 
         final ReportTables.Ratio r = ReportTables.Ratio.of(Optional.of(jdk), Optional.of(kmem4j), 1);
 
@@ -59,34 +91,62 @@ class ReportRoundsTest {
     }
 
     @Test
-    void withoutRoundsOrWithUnevenForksAGoalIsTheRatioOfTheScores() {
-        final Row one = row("RingBenchmark.ring1", "jdk", 1, 200, 220);
-        final Row two = row("RingBenchmark.ring2", "jdk", 2, 300, 330);
+    void roundsArePairedByRoundNotByPosition() {
+        // the JDK has no result in round 2, kmem4j none in round 3
+        final Row jdk = Row.merge(List.of(inRound("RingBenchmark.ring1", "jdk", 1, 1, 200),
+            inRound("RingBenchmark.ring1", "jdk", 1, 3, 600), inRound("RingBenchmark.ring1", "jdk", 1, 4, 300))).get(0);
+        final Row kmem4j = Row.merge(List.of(inRound("RingBenchmark.ring1", "k", 1, 1, 100),
+            inRound("RingBenchmark.ring1", "k", 1, 2, 1000), inRound("RingBenchmark.ring1", "k", 1, 4, 200))).get(0);
 
-        final ReportTables.Ratio single = ReportTables.Ratio.of(Optional.of(one), Optional.of(two), 2);
-        assertThat(single.value()).isCloseTo(2 * 210.0 / 315.0, within(1e-9));
-        assertThat(single.text()).isEqualTo("1.33×");
+        final ReportTables.Ratio r = ReportTables.Ratio.of(Optional.of(jdk), Optional.of(kmem4j), 1);
 
-        final Row twoForks = Row.merge(List.of(row("RingBenchmark.ring2", "jdk", 2, 300), row("RingBenchmark.ring2", "jdk", 2, 330)))
-            .get(0);
-        final Row threeForks = Row.merge(List.of(row("RingBenchmark.ring1", "jdk", 1, 200), row("RingBenchmark.ring1", "jdk", 1, 210),
-            row("RingBenchmark.ring1", "jdk", 1, 220))).get(0);
-        assertThat(ReportTables.Ratio.of(Optional.of(threeForks), Optional.of(twoForks), 1).text())
-            .as("uneven forks cannot be paired by round").isEqualTo(String.format(java.util.Locale.ROOT, "%.2f×", 210.0 / 315.0));
-        assertThat(ReportTables.Ratio.of(Optional.empty(), Optional.of(one), 1)).isNull();
+        assertThat(r.text()).as("rounds 1 and 4 pair: 2.0 and 1.5").isEqualTo("1.75× (1.50–2.00×)");
     }
 
     @Test
-    void inOddRoundsABenchmarksAgentForksRunBeforeItsPlainOnes() {
+    void withoutRoundsAGoalIsTheRatioOfTheScores() {
+        // one JMH run with two forks back to back: its forks ran minutes apart, not in rounds
+        final Row oneRun = new Row("RingBenchmark.ring1", Map.of("size", "256"), 1, "jdk", 210, 1, "ns/op", Map.of(),
+            List.of(new double[] {200}, new double[] {220}), List.of(Row.NO_ROUND, Row.NO_ROUND));
+        final Row two = new Row("RingBenchmark.ring2", Map.of("size", "256"), 2, "jdk", 315, 1, "ns/op", Map.of(),
+            List.of(new double[] {300}, new double[] {330}), List.of(Row.NO_ROUND, Row.NO_ROUND));
+
+        final ReportTables.Ratio single = ReportTables.Ratio.of(Optional.of(oneRun), Optional.of(two), 2);
+        assertThat(single.value()).isCloseTo(2 * 210.0 / 315.0, within(1e-9));
+        assertThat(single.text()).isEqualTo("1.33×");
+
+        final Row oneRound = rounds("RingBenchmark.ring1", "k", 100);
+        assertThat(ReportTables.Ratio.of(Optional.of(rounds("RingBenchmark.ring1", "jdk", 150)), Optional.of(oneRound), 1)
+            .text()).as("a single round is no spread").isEqualTo("1.50×");
+        assertThat(ReportTables.Ratio.of(Optional.empty(), Optional.of(oneRun), 1)).isNull();
+    }
+
+    @Test
+    void aResultFileNamesItsRound() {
+        assertThat(Report.round(Path.of("/tmp/x/full-r2-0-RingBenchmark.ring1.json"))).isEqualTo(2);
+        assertThat(Report.round(Path.of("full-r12-3-GcOnlyBenchmark.dropped-agent.json"))).isEqualTo(12);
+        assertThat(Report.round(Path.of("full-0-RingBenchmark.ring1.json"))).isEqualTo(Row.NO_ROUND);
+    }
+
+    @Test
+    void inOddRoundsABenchmarksTwoPlansSwapPlaces() {
         final Report.Plan ring1 = new Report.Plan(RingBenchmark.class, "ring1", Map.of(), false);
         final Report.Plan ring1Agent = new Report.Plan(RingBenchmark.class, "ring1", Map.of(), true);
         final Report.Plan ring2 = new Report.Plan(RingBenchmark.class, "ring2", Map.of(), false);
-        final Report.Plan gcAgent = new Report.Plan(GcOnlyBenchmark.class, "dropped", Map.of(), true);
         final Report.Plan gc = new Report.Plan(GcOnlyBenchmark.class, "dropped", Map.of(), false);
-        final List<Report.Plan> plans = List.of(ring1, ring1Agent, ring2, gcAgent, gc);
+        final Report.Plan gcAgent = new Report.Plan(GcOnlyBenchmark.class, "dropped", Map.of(), true);
+        final List<Report.Plan> plans = List.of(ring1, ring1Agent, ring2, gc, gcAgent);
 
         assertThat(Report.roundOrder(plans, 0)).containsExactlyElementsOf(plans);
-        assertThat(Report.roundOrder(plans, 1)).containsExactly(ring1Agent, ring1, ring2, gc, gcAgent);
+        assertThat(Report.roundOrder(plans, 1)).containsExactly(ring1Agent, ring1, ring2, gcAgent, gc);
         assertThat(Report.roundOrder(plans, 2)).containsExactlyElementsOf(plans);
+    }
+
+    @Test
+    void roundsAndSavedResultsDoNotMix() {
+        assertThatThrownBy(() -> Report.parse(List.of("--rounds", "3", "--from-json", "a.json")))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--rounds");
+        assertThatThrownBy(() -> Report.parse(List.of("--rounds", "0")))
+            .isInstanceOf(IllegalArgumentException.class).hasMessage("--rounds 0: allowed 1 to 100");
     }
 }

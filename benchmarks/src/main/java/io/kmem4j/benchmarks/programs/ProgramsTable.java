@@ -101,7 +101,7 @@ public final class ProgramsTable {
         if (perRound.length < 2 || Double.isNaN(median)) {
             return goalRatio(median);
         }
-        final double[] sorted = java.util.Arrays.stream(perRound).filter(d -> !Double.isNaN(d)).sorted().toArray();
+        final double[] sorted = java.util.Arrays.stream(perRound).filter(Double::isFinite).sorted().toArray();
         return goalRatio(median) + " (" + ratio(sorted[0]).replace("×", "") + "–" + ratio(sorted[sorted.length - 1]) + ")";
     }
 
