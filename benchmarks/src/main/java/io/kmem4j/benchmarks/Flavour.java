@@ -60,14 +60,29 @@ abstract class Flavour implements AutoCloseable {
     /** All flavour names, in report order. */
     static final String[] NAMES = {
         "jdk", "kmem4jAgent", "kmem4jTracked", "kmem4jExplicit", "kmem4jTrackedZeroOnAlloc", "kmem4jExplicitZeroOnAlloc",
-        "nettyPooled", "nettyAdaptive", "unsafe", "floor"};
+        "nettyPooled", "nettyAdaptive", "kmem4jNetty", "unsafe", "floor"};
     /** The flavour that needs the agent in its fork ({@code Report} adds {@code -javaagent}). */
     static final String AGENT = "kmem4jAgent";
+    /** Netty's pooled allocator in a fork whose agent serves Netty's buffers ({@code presets=netty-allocator}). */
+    static final String NETTY_AGENT = "kmem4jNetty";
+    /** The agent options of {@link #NETTY_AGENT}'s forks. */
+    static final String NETTY_AGENT_OPTIONS = "presets=netty-allocator";
     /**
      * Flavours whose forks run with the agent ({@code Report} adds {@code -javaagent}): the agent
-     * flavour, and the tracked ones, whose cleaners the agent's rewrite keeps out of the JDK's list.
+     * flavour, the tracked ones, whose cleaners the agent's rewrite keeps out of the JDK's list, and
+     * {@link #NETTY_AGENT}, with its own options ({@link #agentOptions}).
      */
-    static final java.util.Set<String> WITH_AGENT = java.util.Set.of(AGENT, "kmem4jTracked", "kmem4jTrackedZeroOnAlloc");
+    static final java.util.Set<String> WITH_AGENT = java.util.Set.of(AGENT, "kmem4jTracked", "kmem4jTrackedZeroOnAlloc",
+        NETTY_AGENT);
+
+    /**
+     * @param name a flavour name
+     * @return the options of the agent its forks run with ({@code ""}: the defaults), or {@code null}
+     *         when they run without the agent
+     */
+    static String agentOptions(final String name) {
+        return name.equals(NETTY_AGENT) ? NETTY_AGENT_OPTIONS : WITH_AGENT.contains(name) ? "" : null;
+    }
 
     final String name;
     /** Bytes per buffer, or the largest size when a workload mixes sizes. */
@@ -104,6 +119,8 @@ abstract class Flavour implements AutoCloseable {
                 return new NettyPooled(size);
             case "nettyAdaptive":
                 return new NettyAdaptive(size);
+            case NETTY_AGENT:
+                return new Kmem4jNetty(size);
             case "unsafe":
                 return new RawUnsafe(size);
             case "floor":
@@ -396,11 +413,15 @@ abstract class Flavour implements AutoCloseable {
     }
 
     /** {@code PooledByteBufAllocator.DEFAULT.directBuffer(size, size)} + {@code release()}, Netty's defaults. */
-    static final class NettyPooled extends Netty {
-        private final PooledByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+    static class NettyPooled extends Netty {
+        final PooledByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
 
         NettyPooled(final int size) {
-            super("nettyPooled", size);
+            this("nettyPooled", size);
+        }
+
+        NettyPooled(final String name, final int size) {
+            super(name, size);
         }
 
         @Override
@@ -418,6 +439,49 @@ abstract class Flavour implements AutoCloseable {
             return "useCacheForAllThreads=" + PooledByteBufAllocator.defaultUseCacheForAllThreads()
                 + " directArenas=" + PooledByteBufAllocator.defaultNumDirectArena()
                 + " usedDirectMemory=" + alloc.metric().usedDirectMemory();
+        }
+    }
+
+    /**
+     * The code of {@link NettyPooled}, in a fork whose agent serves Netty's direct buffers
+     * ({@value #NETTY_AGENT_OPTIONS}): kmem4j's blocks under Netty's {@code ByteBuf}s, released buffers
+     * kept per thread for reuse. What kmem4j does for a Netty server's allocations, without the server.
+     *
+     * @throws IllegalStateException at construction when the buffers are not kmem4j's (no agent in the
+     *         fork, or the agent left Netty alone): the figures would be Netty's own
+     */
+    static final class Kmem4jNetty extends NettyPooled {
+        Kmem4jNetty(final int size) {
+            super(NETTY_AGENT, size);
+            final ByteBuf probe = alloc.directBuffer(size, size);
+            try {
+                final ByteBuf inner = probe.unwrap() != null ? probe.unwrap() : probe;
+                if (!inner.getClass().getSimpleName().startsWith("Kmem4j")) {
+                    throw new IllegalStateException("allocator=" + NETTY_AGENT + ": Netty's buffer is its own "
+                        + inner.getClass().getName() + ", not kmem4j's: run the fork with -javaagent:<kmem4j agent jar>="
+                        + NETTY_AGENT_OPTIONS);
+                }
+            } finally {
+                probe.release();
+            }
+            ManagementFactory.getPlatformMBeanServer(); // the agent registers its beans once it exists (see Agent)
+        }
+
+        /** @return the agent's {@code kmem4j:type=Netty} figures: buffers served, of them reused, left to Netty */
+        @Override
+        String stats() {
+            try {
+                final MBeanServer s = ManagementFactory.getPlatformMBeanServer();
+                final StringBuilder b = new StringBuilder();
+                for (final ObjectName n : s.queryNames(new ObjectName("kmem4j:type=Netty,*"), null)) {
+                    b.append("buffers=").append(s.getAttribute(n, "Buffers"))
+                        .append(" buffersReused=").append(s.getAttribute(n, "BuffersReused"))
+                        .append(" buffersPassed=").append(s.getAttribute(n, "BuffersPassed"));
+                }
+                return b.length() == 0 ? "agentStats=unavailable(no kmem4j:type=Netty bean)" : b.toString();
+            } catch (final Exception | Error e) {
+                return "agentStats=unavailable(" + e.toString().replace(' ', '_') + ")";
+            }
         }
     }
 

@@ -61,7 +61,7 @@ public class ProducerConsumerBenchmark {
         public int size;
 
         /** Flavour name: any flavour with buffer objects (not {@code unsafe} or {@code floor}). */
-        @Param({"jdk", "kmem4jAgent", "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive"})
+        @Param({"jdk", "kmem4jAgent", "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive", "kmem4jNetty"})
         public String allocator;
 
         Flavour flavour;

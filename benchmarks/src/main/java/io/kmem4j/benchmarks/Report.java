@@ -72,9 +72,10 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * with the lowest and the highest round's beside it, as the programs harness reports its goals (the
  * result files name their round, {@code -rN-}, which {@code --from-json} reads back).
  *
- * <p>The {@code kmem4jAgent} allocator runs in forks of their own, started with
- * {@code -javaagent:<agent jar>} (JMH's {@code jvmArgsPrepend}; the benchmark classes' own
- * {@code jvmArgsAppend} still apply). {@code BENCHMARKS.md} is regenerated up to the line
+ * <p>The allocators that need the agent ({@link Flavour#WITH_AGENT}) run in forks of their own, started
+ * with {@code -javaagent:<agent jar>} (JMH's {@code jvmArgsPrepend}; the benchmark classes' own
+ * {@code jvmArgsAppend} still apply), and {@code kmem4jNetty} in forks of its own with
+ * {@code -javaagent:<agent jar>=presets=netty-allocator}. {@code BENCHMARKS.md} is regenerated up to the line
  * {@value #HAND_WRITTEN}; everything from that line on is hand-written and kept as it is.
  *
  * <p>Exit status 0 when every selected benchmark produced a result, 1 when some failed, 2 on bad usage.
@@ -118,13 +119,33 @@ public final class Report {
      */
     private static final Map<String, Map<String, List<String>>> QUICK_SELECTION = Map.of(
         "RingBenchmark.ring1", Map.of("size", List.of("256", "4096"), "allocator", List.of("jdk", "kmem4jAgent",
-            "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive", "unsafe", "floor")),
+            "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive", "kmem4jNetty", "unsafe", "floor")),
         "RingBenchmark.ring2", Map.of("size", List.of("256"), "allocator", List.of("jdk", "kmem4jAgent",
-            "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive", "unsafe", "floor")),
+            "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive", "kmem4jNetty", "unsafe", "floor")),
         "ChainBenchmark.traverse", Map.of("state", List.of("churned")));
 
-    /** One JMH run: a benchmark method, its parameters, and whether its forks carry the agent. */
-    record Plan(Class<?> benchmarkClass, String method, Map<String, List<String>> params, boolean agent) {
+    /**
+     * One JMH run: a benchmark method, its parameters, and the agent its forks carry.
+     *
+     * @param agentOptions null: no agent; otherwise {@code -javaagent:<jar>} with these options ({@code ""}: none),
+     *                     {@link Flavour#agentOptions}
+     */
+    record Plan(Class<?> benchmarkClass, String method, Map<String, List<String>> params, String agentOptions) {
+        boolean agent() {
+            return agentOptions != null;
+        }
+
+        /** @return what the result file's name adds: {@code ""}, {@code -agent}, {@code -agent-presets-netty-allocator} */
+        String fileSuffix() {
+            return agentOptions == null ? "" : agentOptions.isEmpty() ? "-agent"
+                : "-agent-" + agentOptions.replaceAll("[^A-Za-z0-9]+", "-");
+        }
+
+        /** @return how the failures list names it: {@code ""}, {@code " (agent)"}, {@code " (agent presets=...)"} */
+        String label() {
+            return agentOptions == null ? "" : agentOptions.isEmpty() ? " (agent)" : " (agent " + agentOptions + ")";
+        }
+
         int count() {
             return params.values().stream().mapToInt(List::size).reduce(1, (a, b) -> a * b);
         }
@@ -355,7 +376,7 @@ public final class Report {
         return HAND_WRITTEN + "\n";
     }
 
-    private List<Plan> plans() {
+    List<Plan> plans() {
         final Pattern filter = include == null ? null : Pattern.compile(include);
         final List<Plan> plans = new ArrayList<>();
         for (final Class<?> c : CLASSES) {
@@ -384,18 +405,15 @@ public final class Report {
                 if (params.values().stream().anyMatch(List::isEmpty)) {
                     continue;
                 }
-                final List<String> al = params.get("allocator");
-                final List<String> plain = al.stream().filter(a -> !Flavour.WITH_AGENT.contains(a)).toList();
-                final List<String> withAgent = al.stream().filter(Flavour.WITH_AGENT::contains).toList();
-                if (!plain.isEmpty()) {
-                    final Map<String, List<String>> p = new LinkedHashMap<>(params);
-                    p.put("allocator", plain);
-                    plans.add(new Plan(c, m, p, false));
+                // one plan per kind of fork: without the agent, with it, with it and other options
+                final Map<String, List<String>> byFork = new LinkedHashMap<>();
+                for (final String a : params.get("allocator")) {
+                    byFork.computeIfAbsent(Flavour.agentOptions(a), k -> new ArrayList<>()).add(a); // null: no agent
                 }
-                if (!withAgent.isEmpty()) {
+                for (final List<String> same : byFork.values()) {
                     final Map<String, List<String>> p = new LinkedHashMap<>(params);
-                    p.put("allocator", withAgent);
-                    plans.add(new Plan(c, m, p, true));
+                    p.put("allocator", same);
+                    plans.add(new Plan(c, m, p, Flavour.agentOptions(same.get(0))));
                 }
             }
         }
@@ -465,7 +483,7 @@ public final class Report {
                 for (final Plan p : order) {
                     final int k = plans.indexOf(p);
                     final Path json = resultsDir.resolve(tag + (forks > 1 ? "-r" + (round + 1) : "") + "-" + k + "-" + p.name()
-                        + (p.agent() ? "-agent" : "") + ".json");
+                        + p.fileSuffix() + ".json");
                     Files.deleteIfExists(json);
                     final ChainedOptionsBuilder opt = new OptionsBuilder()
                         .include(p.include())
@@ -481,7 +499,8 @@ public final class Report {
                             .measurementTime(TimeValue.milliseconds(profile.iterationMillis));
                     }
                     if (p.agent()) {
-                        opt.jvmArgsPrepend("-javaagent:" + agentJar.toAbsolutePath().normalize());
+                        opt.jvmArgsPrepend("-javaagent:" + agentJar.toAbsolutePath().normalize()
+                            + (p.agentOptions().isEmpty() ? "" : "=" + p.agentOptions()));
                     }
                     final Collection<RunResult> results = new Runner(opt.build(), progress).run();
                     final Set<String> got = new LinkedHashSet<>();
@@ -490,7 +509,7 @@ public final class Report {
                     }
                     final int expected = p.count();
                     if (got.size() < expected) {
-                        failures.add(p.name() + (p.agent() ? " (agent)" : "") + (forks > 1 ? ", round " + (round + 1) : "")
+                        failures.add(p.name() + p.label() + (forks > 1 ? ", round " + (round + 1) : "")
                             + ": " + (expected - got.size()) + " of " + expected + " parameter sets gave no result (see " + log + ")");
                     }
                     jsons.add(json);
@@ -507,18 +526,20 @@ public final class Report {
     }
 
     /**
-     * The plans in the order of round {@code round}: as listed in even rounds; in odd rounds the two plans
-     * of a benchmark (its plain forks and its agent forks, listed next to each other) swap places, so that
-     * neither side of a comparison always runs first.
+     * The plans in the order of round {@code round}: as listed in even rounds; in odd rounds the plans of
+     * a benchmark (its plain forks and its agent forks, listed next to each other) run in reverse order,
+     * so that no side of a comparison always runs first.
      */
     static List<Plan> roundOrder(final List<Plan> plans, final int round) {
         final List<Plan> order = new ArrayList<>(plans);
         if (round % 2 == 1) {
-            for (int i = 0; i + 1 < order.size(); i++) {
-                if (order.get(i).name().equals(order.get(i + 1).name()) && order.get(i).agent() != order.get(i + 1).agent()) {
-                    Collections.swap(order, i, i + 1);
-                    i++;
+            for (int i = 0; i < order.size(); ) {
+                int j = i + 1;
+                while (j < order.size() && order.get(j).name().equals(order.get(i).name())) {
+                    j++;
                 }
+                Collections.reverse(order.subList(i, j));
+                i = j;
             }
         }
         return order;
@@ -725,12 +746,15 @@ public final class Report {
         b.append("- `kmem4jTrackedZeroOnAlloc`, `kmem4jExplicitZeroOnAlloc` (ring, `--full` only): `zeroOnFree=false`.\n");
         b.append("- `nettyPooled`: `PooledByteBufAllocator.DEFAULT.directBuffer(size, size)` + `release()`.\n");
         b.append("- `nettyAdaptive`: `new AdaptiveByteBufAllocator().directBuffer(size, size)` + `release()`.\n");
+        b.append("- `kmem4jNetty`: the code of `nettyPooled`, in a fork started with")
+            .append(" `-javaagent:agent/target/kmem4j-agent.jar=presets=netty-allocator`: kmem4j's blocks under Netty's")
+            .append(" `ByteBuf`s, a released buffer kept by its thread for reuse (what the option does for a Netty server).\n");
         b.append("- `unsafe`: `Unsafe.allocateMemory` + `setMemory` / `freeMemory` (malloc/free, no buffer object).\n");
         b.append("- `floor`: a pop from a per-thread `long[]` free stack over one pre-allocated region, zeroing, and the")
             .append(" JDK's mapped `DirectByteBuffer` constructor with a cleaner whose runnable pushes the block back:")
             .append(" the least a tracked-buffer allocator can cost on this JDK (LIFO: also the chain's scattered")
             .append(" baseline).\n\n");
-        b.append("All allocators hand out zero-filled memory except Netty's (not zeroed). Netty runs with its defaults")
+        b.append("All allocators hand out zero-filled memory except Netty's and `kmem4jNetty` (not zeroed, Netty's pooled contract). Netty runs with its defaults")
             .append(" except that its leak detector is disabled (`-Dio.netty.leakDetection.level=disabled`).\n\n");
         b.append("The quick profile runs `ring1` at 256 B and 4 KiB, `ring2` at 256 B, producer/consumer at 256 B and 4 KiB, the")
             .append(" chain after churn, no zero-on-allocation variants; `--full` runs every parameter of every")

@@ -67,7 +67,7 @@ public class RingBenchmark {
 
         /** Flavour name, see {@link Flavour}. */
         @Param({"jdk", "kmem4jAgent", "kmem4jTracked", "kmem4jExplicit", "kmem4jTrackedZeroOnAlloc",
-            "kmem4jExplicitZeroOnAlloc", "nettyPooled", "nettyAdaptive", "unsafe", "floor"})
+            "kmem4jExplicitZeroOnAlloc", "nettyPooled", "nettyAdaptive", "kmem4jNetty", "unsafe", "floor"})
         public String allocator;
 
         Flavour flavour;

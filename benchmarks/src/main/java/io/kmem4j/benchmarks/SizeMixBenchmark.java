@@ -45,7 +45,7 @@ public class SizeMixBenchmark {
     @State(Scope.Thread)
     public static class AllocatorState {
         /** Flavour name, see {@link Flavour}. */
-        @Param({"jdk", "kmem4jAgent", "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive", "unsafe", "floor"})
+        @Param({"jdk", "kmem4jAgent", "kmem4jTracked", "kmem4jExplicit", "nettyPooled", "nettyAdaptive", "kmem4jNetty", "unsafe", "floor"})
         public String allocator;
 
         Flavour flavour;

@@ -129,17 +129,31 @@ class ReportRoundsTest {
     }
 
     @Test
-    void inOddRoundsABenchmarksTwoPlansSwapPlaces() {
-        final Report.Plan ring1 = new Report.Plan(RingBenchmark.class, "ring1", Map.of(), false);
-        final Report.Plan ring1Agent = new Report.Plan(RingBenchmark.class, "ring1", Map.of(), true);
-        final Report.Plan ring2 = new Report.Plan(RingBenchmark.class, "ring2", Map.of(), false);
-        final Report.Plan gc = new Report.Plan(GcOnlyBenchmark.class, "dropped", Map.of(), false);
-        final Report.Plan gcAgent = new Report.Plan(GcOnlyBenchmark.class, "dropped", Map.of(), true);
-        final List<Report.Plan> plans = List.of(ring1, ring1Agent, ring2, gc, gcAgent);
+    void inOddRoundsABenchmarksPlansRunInReverseOrder() {
+        final Report.Plan ring1 = new Report.Plan(RingBenchmark.class, "ring1", Map.of(), null);
+        final Report.Plan ring1Agent = new Report.Plan(RingBenchmark.class, "ring1", Map.of(), "");
+        final Report.Plan ring1Netty = new Report.Plan(RingBenchmark.class, "ring1", Map.of(), Flavour.NETTY_AGENT_OPTIONS);
+        final Report.Plan ring2 = new Report.Plan(RingBenchmark.class, "ring2", Map.of(), null);
+        final Report.Plan gc = new Report.Plan(GcOnlyBenchmark.class, "dropped", Map.of(), null);
+        final Report.Plan gcAgent = new Report.Plan(GcOnlyBenchmark.class, "dropped", Map.of(), "");
+        final List<Report.Plan> plans = List.of(ring1, ring1Agent, ring1Netty, ring2, gc, gcAgent);
 
         assertThat(Report.roundOrder(plans, 0)).containsExactlyElementsOf(plans);
-        assertThat(Report.roundOrder(plans, 1)).containsExactly(ring1Agent, ring1, ring2, gcAgent, gc);
+        assertThat(Report.roundOrder(plans, 1)).containsExactly(ring1Netty, ring1Agent, ring1, ring2, gcAgent, gc);
         assertThat(Report.roundOrder(plans, 2)).containsExactlyElementsOf(plans);
+    }
+
+    @Test
+    void eachKindOfForkIsAPlanOfItsOwn() {
+        final List<Report.Plan> plans = Report.parse(List.of("--include", "RingBenchmark.ring1$", "--size", "256",
+            "--allocator", "jdk,kmem4jAgent,kmem4jNetty,nettyPooled,kmem4jTracked")).plans();
+
+        assertThat(plans).extracting(p -> p.params().get("allocator"))
+            .containsExactly(List.of("jdk", "nettyPooled"), List.of("kmem4jAgent", "kmem4jTracked"), List.of("kmem4jNetty"));
+        assertThat(plans).extracting(Report.Plan::agentOptions).containsExactly(null, "", "presets=netty-allocator");
+        assertThat(plans).extracting(Report.Plan::fileSuffix)
+            .containsExactly("", "-agent", "-agent-presets-netty-allocator");
+        assertThat(plans).extracting(Report.Plan::label).containsExactly("", " (agent)", " (agent presets=netty-allocator)");
     }
 
     @Test
