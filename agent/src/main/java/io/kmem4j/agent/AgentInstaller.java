@@ -556,8 +556,8 @@ public final class AgentInstaller {
          *         buffer is released, {@code releases = served + grown}
          */
         static String nettyBuffers(final NettyBuffers n) {
-            return "[kmem4j] netty buffers: served=" + n.buffers.sum() + " reused=" + n.reused.sum() + " passed="
-                + n.buffersPassed.sum() + " grown=" + n.grown.sum() + " releases=" + n.releases.sum()
+            return "[kmem4j] netty buffers: served=" + n.buffers() + " reused=" + n.reused() + " passed="
+                + n.buffersPassed.sum() + " grown=" + n.grown.sum() + " releases=" + n.releases()
                 + " keptBytes=" + n.keptBytes() + " failures=" + n.failures();
         }
 

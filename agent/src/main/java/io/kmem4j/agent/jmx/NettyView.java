@@ -27,12 +27,12 @@ public final class NettyView implements NettyMXBean {
 
     @Override
     public long getBuffers() {
-        return buffers.buffers.sum();
+        return buffers.buffers();
     }
 
     @Override
     public long getBuffersReused() {
-        return buffers.reused.sum();
+        return buffers.reused();
     }
 
     @Override
@@ -52,7 +52,7 @@ public final class NettyView implements NettyMXBean {
 
     @Override
     public long getReleases() {
-        return buffers.releases.sum();
+        return buffers.releases();
     }
 
     @Override

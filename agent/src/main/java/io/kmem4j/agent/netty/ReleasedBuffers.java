@@ -3,6 +3,7 @@ package io.kmem4j.agent.netty;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
 import io.kmem4j.core.SlabAllocator;
@@ -40,7 +41,8 @@ import io.kmem4j.core.SlabAllocator;
  * back within one reaper interval.
  *
  * <p>Threads: {@link #pop} and {@link #push} on the calling thread's own stacks only (no lock, no
- * atomic); {@link #giveBackEnded} from the reaper, for threads that have ended.
+ * atomic: their counts too are the thread's own, summed when read, {@link #reused} and {@link #kept});
+ * {@link #giveBackEnded} from the reaper, for threads that have ended.
  */
 final class ReleasedBuffers {
     static final int MAX_PER_CLASS = 256;
@@ -60,6 +62,9 @@ final class ReleasedBuffers {
     final long threadBytes;
     /** Bytes of blocks of one size class a thread keeps at most (at least one block). */
     private final long classBytes;
+    /** {@link Stacks#popped} and {@link Stacks#pushed} of the threads whose stacks were reaped. */
+    private final LongAdder poppedReaped = new LongAdder();
+    private final LongAdder pushedReaped = new LongAdder();
 
     ReleasedBuffers(final SlabAllocator allocator) {
         this(allocator, SlabAllocator.directMemoryLimit());
@@ -97,10 +102,19 @@ final class ReleasedBuffers {
         final Object b = stack[n - 1];
         stack[n - 1] = null;
         s.counts[cls] = n - 1;
+        s.popped++;
         if ((s.bytes -= allocator.sizeClassBytes(cls)) == 0) {
             s.nettyAllocator = null; // holds no class loader while it keeps nothing
         }
         return b;
+    }
+
+    /** Takes back the count of this thread's last {@link #pop}: the buffer it returned was not served. */
+    void notServed() {
+        final Stacks s = local.get();
+        if (s != null && s != none) {
+            s.popped--;
+        }
     }
 
     /**
@@ -135,6 +149,7 @@ final class ReleasedBuffers {
         stack[n] = buffer;
         s.counts[cls] = n + 1;
         s.bytes += size;
+        s.pushed++;
         return true;
     }
 
@@ -167,11 +182,39 @@ final class ReleasedBuffers {
         long given = 0;
         for (final java.util.Iterator<Stacks> it = byThread.values().iterator(); it.hasNext(); ) {
             final Stacks s = it.next();
-            if (!s.owner.isAlive() && byThread.remove(s.owner, s)) {
+            if (!s.owner.isAlive() && reaped(s)) {
                 given += giveBack(s);
             }
         }
         return given;
+    }
+
+    /** Claims an ended thread's stacks, its counts moved to the reaped totals (atomically for {@link #sum}). */
+    private synchronized boolean reaped(final Stacks s) {
+        if (!byThread.remove(s.owner, s)) {
+            return false; // another caller claimed them
+        }
+        poppedReaped.add(s.popped);
+        pushedReaped.add(s.pushed);
+        return true;
+    }
+
+    /** @return buffers served again from the stacks, since the start (a racy sum over live threads, for the bean) */
+    long reused() {
+        return sum(true);
+    }
+
+    /** @return buffers Netty released that were kept on the stacks, since the start (a racy sum, for the bean) */
+    long kept() {
+        return sum(false);
+    }
+
+    private synchronized long sum(final boolean popped) {
+        long sum = popped ? poppedReaped.sum() : pushedReaped.sum();
+        for (final Stacks s : byThread.values()) {
+            sum += popped ? s.popped : s.pushed;
+        }
+        return sum;
     }
 
     /**
@@ -210,7 +253,10 @@ final class ReleasedBuffers {
         return sum;
     }
 
-    /** One thread's stacks; written by that thread only (read by {@link #keptBytes} racily, by the reaper after it ended). */
+    /**
+     * One thread's stacks; written by that thread only (its counts and bytes read racily by {@link #sum} and
+     * {@link #keptBytes}, the rest by the reaper after it ended).
+     */
     private static final class Stacks {
         final Thread owner;
         /** The Netty allocator whose buffers these are (set by a push when the stacks are empty); {@code null} until then. */
@@ -218,6 +264,9 @@ final class ReleasedBuffers {
         final Object[][] buffers;
         final int[] counts;
         long bytes;
+        /** Buffers served from these stacks, and kept on them, since the thread's first. */
+        long popped;
+        long pushed;
 
         Stacks(final Thread owner, final int classes) {
             this.owner = owner;

@@ -37,13 +37,13 @@ class ReleasedBuffersTest {
         first.retain();
         assertThat(first.release()).isFalse();
         assertThat(first.release()).as("reference count 0").isTrue();
-        assertThat(hook.reused.sum()).isZero();
+        assertThat(hook.reused()).isZero();
         assertThat(allocator.stats().liveBuffers()).as("its block kept with it").isEqualTo(1);
         assertThat(hook.keptBytes()).isEqualTo(1024);
 
         final ByteBuf again = buffer(900, Integer.MAX_VALUE); // the same size class (897..1024)
         assertThat(unwrapped(again)).as("the same object, reset").isSameAs(object);
-        assertThat(hook.reused.sum()).isEqualTo(1);
+        assertThat(hook.reused()).isEqualTo(1);
         assertThat(hook.keptBytes()).isZero();
         assertThat(again.refCnt()).isEqualTo(1);
         assertThat(again.capacity()).isEqualTo(900);
@@ -66,7 +66,7 @@ class ReleasedBuffersTest {
         assertThat(again.release()).isTrue();
         assertThat(hook.keptBytes()).as("a grown buffer is not kept").isZero();
         assertThat(allocator.stats().liveBuffers()).isZero();
-        assertThat(hook.releases.sum()).isEqualTo(hook.buffers.sum() + hook.grown.sum());
+        assertThat(hook.releases()).isEqualTo(hook.buffers() + hook.grown.sum());
         assertThat(hook.failures()).isZero();
     }
 
@@ -99,6 +99,7 @@ class ReleasedBuffersTest {
                 bufs.add(buffer(2048, Integer.MAX_VALUE));
             }
             bufs.forEach(ByteBuf::release);
+            buffer(2048, Integer.MAX_VALUE).release(); // served again from this thread's stack, and kept again
             mine.release(); // released here: kept by this thread, not by the one that allocated it
         });
         t.start();
@@ -109,9 +110,15 @@ class ReleasedBuffersTest {
         assertThat(unwrapped(fresh)).as("another thread's kept buffer is not this thread's").isNotSameAs(unwrapped(mine));
         fresh.release();
         assertThat(hook.giveBackKept()).isEqualTo(1);
+        assertThat(hook.reused()).isEqualTo(1);
+        assertThat(hook.buffers()).isEqualTo(13);
+        assertThat(hook.releases()).as("kept: 11 + 1 by the ended thread, 1 by this one").isEqualTo(13);
         allocator.trim(); // runs the reaper's task: the ended thread's buffers go back
         assertThat(allocator.stats().liveBuffers()).isZero();
         assertThat(hook.keptBytes()).isZero();
+        assertThat(hook.reused()).as("the ended thread's counts outlive its stacks").isEqualTo(1);
+        assertThat(hook.buffers()).isEqualTo(13);
+        assertThat(hook.releases()).isEqualTo(13);
         assertThat(allocator.stats().hookFailures()).isZero();
     }
 
@@ -149,7 +156,7 @@ class ReleasedBuffersTest {
         t.join();
         assertThat(hook.keptBytes()).isZero();
         assertThat(allocator.stats().liveBuffers()).as("back to kmem4j at once").isZero();
-        assertThat(hook.releases.sum()).isEqualTo(1);
+        assertThat(hook.releases()).isEqualTo(1);
     }
 
     @Test
@@ -234,7 +241,7 @@ class ReleasedBuffersTest {
         bounded.release();
         final ByteBuf again = buffer(900, 1000); // the same size class (897..1024)
         assertThat(unwrapped(again)).as("the same object, reset").isSameAs(kept);
-        assertThat(hook.reused.sum()).isEqualTo(1);
+        assertThat(hook.reused()).isEqualTo(1);
         assertThat(again.capacity()).isEqualTo(900);
         assertThat(again.maxCapacity()).isEqualTo(1000);
         again.writeZero(900);
@@ -246,7 +253,7 @@ class ReleasedBuffersTest {
         assertThat(unbounded.maxCapacity()).isEqualTo(Integer.MAX_VALUE);
         assertThat(unbounded.capacity()).isEqualTo(1020);
         unbounded.release();
-        assertThat(hook.releases.sum()).isEqualTo(hook.buffers.sum() + hook.grown.sum());
+        assertThat(hook.releases()).isEqualTo(hook.buffers() + hook.grown.sum());
         hook.giveBackKept();
         assertThat(allocator.stats().liveBuffers()).isZero();
     }
@@ -292,7 +299,7 @@ class ReleasedBuffersTest {
         assertThat(bounded.capacity()).isEqualTo(110);
         bounded.release();
         b.release();
-        assertThat(hook.releases.sum()).isEqualTo(hook.buffers.sum() + hook.grown.sum());
+        assertThat(hook.releases()).isEqualTo(hook.buffers() + hook.grown.sum());
         hook.giveBackKept();
         assertThat(allocator.stats().liveBuffers()).isZero();
     }
@@ -324,7 +331,7 @@ class ReleasedBuffersTest {
         assertThat(third.capacity()).as("back to the capacity asked").isEqualTo(1000);
         assertThat(third.writableBytes()).isEqualTo(1000);
         third.release();
-        assertThat(hook.releases.sum()).isEqualTo(hook.buffers.sum() + hook.grown.sum());
+        assertThat(hook.releases()).isEqualTo(hook.buffers() + hook.grown.sum());
         hook.giveBackKept();
         assertThat(allocator.stats().liveBuffers()).isZero();
     }
@@ -351,7 +358,7 @@ class ReleasedBuffersTest {
             assertThat(owner.getByte(0)).isEqualTo((byte) 'o');
             assertThat(owner.release()).isTrue();
         }
-        assertThat(hook.releases.sum()).isEqualTo(hook.buffers.sum());
+        assertThat(hook.releases()).isEqualTo(hook.buffers());
         hook.giveBackKept();
         assertThat(allocator.stats().liveBuffers()).isZero();
     }
