@@ -71,7 +71,7 @@ public final class ContentionCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("allocator " + allocator + " needs the agent jar " + agent
                     + ": build it with ./mvnw -B -q -pl agent -am -DskipTests package");
             }
-            cmd.add("-javaagent:" + agent.toAbsolutePath().normalize());
+            cmd.add(Flavour.javaagent(agent, Flavour.agentOptions(allocator)));
         }
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ContentionBenchmark.class.getName(), allocator,
             Integer.toString(size), Long.toString(millis), String.join(",", threads.stream().map(String::valueOf).toList())));

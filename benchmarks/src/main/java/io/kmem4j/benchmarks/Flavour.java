@@ -84,6 +84,15 @@ abstract class Flavour implements AutoCloseable {
         return name.equals(NETTY_AGENT) ? NETTY_AGENT_OPTIONS : WITH_AGENT.contains(name) ? "" : null;
     }
 
+    /**
+     * @param agentJar the agent jar
+     * @param options  {@link #agentOptions} of the fork's allocators (not null)
+     * @return the fork's {@code -javaagent} flag
+     */
+    static String javaagent(final java.nio.file.Path agentJar, final String options) {
+        return "-javaagent:" + agentJar.toAbsolutePath().normalize() + (options.isEmpty() ? "" : "=" + options);
+    }
+
     final String name;
     /** Bytes per buffer, or the largest size when a workload mixes sizes. */
     final int size;
@@ -453,16 +462,29 @@ abstract class Flavour implements AutoCloseable {
     static final class Kmem4jNetty extends NettyPooled {
         Kmem4jNetty(final int size) {
             super(NETTY_AGENT, size);
-            final ByteBuf probe = alloc.directBuffer(size, size);
-            try {
-                final ByteBuf inner = probe.unwrap() != null ? probe.unwrap() : probe;
-                if (!inner.getClass().getSimpleName().startsWith("Kmem4j")) {
-                    throw new IllegalStateException("allocator=" + NETTY_AGENT + ": Netty's buffer is its own "
-                        + inner.getClass().getName() + ", not kmem4j's: run the fork with -javaagent:<kmem4j agent jar>="
-                        + NETTY_AGENT_OPTIONS);
+            // on a thread of its own: the thread that allocates a Netty buffer first keeps released ones for
+            // reuse, and in producer/consumer the set-up may run on either benchmark thread
+            final String[] served = new String[1];
+            final Thread probe = new Thread(() -> {
+                final ByteBuf b = alloc.directBuffer(size, size);
+                try {
+                    served[0] = (b.unwrap() != null ? b.unwrap() : b).getClass().getName();
+                } finally {
+                    b.release();
                 }
-            } finally {
-                probe.release();
+            }, "kmem4jNetty-probe");
+            probe.start();
+            try {
+                probe.join();
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("allocator=" + NETTY_AGENT + ": interrupted", e);
+            }
+            if (served[0] == null || !served[0].substring(served[0].lastIndexOf('.') + 1).startsWith("Kmem4j")) {
+                throw new IllegalStateException("allocator=" + NETTY_AGENT + ": Netty's buffer of " + size
+                    + " bytes is " + (served[0] == null ? "not there (the probe failed, see above)" : "its own " + served[0])
+                    + ", not kmem4j's: run the fork with -javaagent:<kmem4j agent jar>="
+                    + NETTY_AGENT_OPTIONS + " (kmem4j serves Netty's buffers up to nettyMaxSizeClassBytes, 256 KiB by default)");
             }
             ManagementFactory.getPlatformMBeanServer(); // the agent registers its beans once it exists (see Agent)
         }
@@ -474,7 +496,7 @@ abstract class Flavour implements AutoCloseable {
                 final MBeanServer s = ManagementFactory.getPlatformMBeanServer();
                 final StringBuilder b = new StringBuilder();
                 for (final ObjectName n : s.queryNames(new ObjectName("kmem4j:type=Netty,*"), null)) {
-                    b.append("buffers=").append(s.getAttribute(n, "Buffers"))
+                    b.append(b.length() == 0 ? "" : " ").append("buffers=").append(s.getAttribute(n, "Buffers"))
                         .append(" buffersReused=").append(s.getAttribute(n, "BuffersReused"))
                         .append(" buffersPassed=").append(s.getAttribute(n, "BuffersPassed"));
                 }

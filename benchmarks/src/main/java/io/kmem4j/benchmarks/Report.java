@@ -204,7 +204,7 @@ public final class Report {
             "  --include REGEX    only benchmarks whose name (e.g. RingBenchmark.ring1) matches",
             "  --size N,N         sizes to run (default: the profile's selection)",
             "  --allocator A,B    allocators to run (default: the profile's selection; each workload runs those it can)",
-            "  --agent JAR        the kmem4j agent for allocator kmem4jAgent (default agent/target/kmem4j-agent.jar)",
+            "  --agent JAR        the kmem4j agent for the allocators that need it (kmem4jAgent, kmem4jTracked, kmem4jNetty; default agent/target/kmem4j-agent.jar)",
             "  --out FILE         markdown report (default BENCHMARKS.md; none for --smoke)",
             "  --no-md            print the tables only",
             "  --rounds N         forks of each benchmark, run as N rounds of one fork each: every selected benchmark",
@@ -499,8 +499,7 @@ public final class Report {
                             .measurementTime(TimeValue.milliseconds(profile.iterationMillis));
                     }
                     if (p.agent()) {
-                        opt.jvmArgsPrepend("-javaagent:" + agentJar.toAbsolutePath().normalize()
-                            + (p.agentOptions().isEmpty() ? "" : "=" + p.agentOptions()));
+                        opt.jvmArgsPrepend(Flavour.javaagent(agentJar, p.agentOptions()));
                     }
                     final Collection<RunResult> results = new Runner(opt.build(), progress).run();
                     final Set<String> got = new LinkedHashSet<>();
@@ -694,7 +693,8 @@ public final class Report {
         b.append("- JMH ").append(jvm.getOrDefault("jmhVersion", "?")).append("; fork JVM flags (ring): `")
             .append(Jvm.ADD_EXPORTS).append(' ').append(Jvm.ADD_OPENS).append(' ').append(Jvm.ADD_OPENS_REF).append(' ').append(Jvm.XMS).append(' ')
             .append(Jvm.XMX).append(' ').append(Jvm.PRE_TOUCH).append(' ').append(Jvm.MAX_DIRECT).append(' ').append(Jvm.NETTY_NO_LEAK_DETECTION)
-            .append("`; `kmem4jAgent` forks add `-javaagent:agent/target/kmem4j-agent.jar`\n");
+            .append("`; the forks of `kmem4jAgent` and the tracked flavours add `-javaagent:agent/target/kmem4j-agent.jar`, those of `kmem4jNetty` `-javaagent:agent/target/kmem4j-agent.jar=")
+            .append(Flavour.NETTY_AGENT_OPTIONS).append("`\n");
         if (loadBefore != null) {
             b.append("- Load average (1/5/15 min) before / after the run: ").append(loadBefore).append(" / ")
                 .append(loadAfter).append(" (anything well above 0 on this machine means other work competed")

@@ -1,5 +1,7 @@
 package io.kmem4j.agent.netty;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -102,19 +104,11 @@ final class ReleasedBuffers {
         final Object b = stack[n - 1];
         stack[n - 1] = null;
         s.counts[cls] = n - 1;
-        s.popped++;
+        Counts.POPPED.setOpaque(s, s.popped + 1);
         if ((s.bytes -= allocator.sizeClassBytes(cls)) == 0) {
             s.nettyAllocator = null; // holds no class loader while it keeps nothing
         }
         return b;
-    }
-
-    /** Takes back the count of this thread's last {@link #pop}: the buffer it returned was not served. */
-    void notServed() {
-        final Stacks s = local.get();
-        if (s != null && s != none) {
-            s.popped--;
-        }
     }
 
     /**
@@ -149,7 +143,7 @@ final class ReleasedBuffers {
         stack[n] = buffer;
         s.counts[cls] = n + 1;
         s.bytes += size;
-        s.pushed++;
+        Counts.PUSHED.setOpaque(s, s.pushed + 1);
         return true;
     }
 
@@ -212,9 +206,33 @@ final class ReleasedBuffers {
     private synchronized long sum(final boolean popped) {
         long sum = popped ? poppedReaped.sum() : pushedReaped.sum();
         for (final Stacks s : byThread.values()) {
-            sum += popped ? s.popped : s.pushed;
+            sum += (long) (popped ? Counts.POPPED.getOpaque(s) : Counts.PUSHED.getOpaque(s));
         }
         return sum;
+    }
+
+    /**
+     * Opaque access to {@link Stacks#popped} and {@link Stacks#pushed}: written by their thread, read by
+     * {@link #sum} on another, whole (a plain {@code long} may be written in two halves, JLS 17.7) and never
+     * older than a value already read; on x86-64 and AArch64 a plain load and store. A holder of its own,
+     * so that its handles are made at the first Netty buffer, not in {@code premain}.
+     */
+    private static final class Counts {
+        static final VarHandle POPPED;
+        static final VarHandle PUSHED;
+
+        static {
+            try {
+                final MethodHandles.Lookup l = MethodHandles.lookup();
+                POPPED = l.findVarHandle(Stacks.class, "popped", long.class);
+                PUSHED = l.findVarHandle(Stacks.class, "pushed", long.class);
+            } catch (final ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private Counts() {
+        }
     }
 
     /**
@@ -264,7 +282,7 @@ final class ReleasedBuffers {
         final Object[][] buffers;
         final int[] counts;
         long bytes;
-        /** Buffers served from these stacks, and kept on them, since the thread's first. */
+        /** Buffers served from these stacks, and kept on them, since the thread's first ({@link Counts}). */
         long popped;
         long pushed;
 

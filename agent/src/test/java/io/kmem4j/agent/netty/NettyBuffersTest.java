@@ -61,6 +61,47 @@ class NettyBuffersTest {
         assertThat(allocator.stats().liveBuffers()).isZero();
     }
 
+    /** A kept buffer whose reset throws: a {@code Kmem4jDirectByteBuf} stand-in over a block of the allocator. */
+    private static final class FailingReset implements java.util.function.Supplier<ByteBuffer>, java.util.function.LongFunction<Object> {
+        private final ByteBuffer block;
+
+        FailingReset(final ByteBuffer block) {
+            this.block = block;
+        }
+
+        @Override
+        public ByteBuffer get() {
+            return block;
+        }
+
+        @Override
+        public Object apply(final long capacities) {
+            throw new IllegalStateException("reset failed");
+        }
+    }
+
+    @Test
+    void aKeptBufferWhoseResetFailsGoesBackAndItsCountsNeverStepBack() {
+        final PooledByteBufAllocator netty = new PooledByteBufAllocator(true);
+        final ByteBuffer block = allocator.allocateExplicit(256);
+        assertThat(hook.apply(netty, capacities(256, Integer.MAX_VALUE))).as("this thread now keeps what it releases")
+            .isInstanceOf(ByteBuf.class).extracting(b -> ((ByteBuf) b).release()).isEqualTo(true);
+        assertThat(hook.giveBackKept()).isEqualTo(1);
+        final long buffers = hook.buffers();
+        final long releases = hook.releases();
+        assertThat(hook.recycle(new FailingReset(block), netty)).as("kept").isTrue();
+        assertThat(hook.releases()).isEqualTo(releases + 1);
+
+        assertThat(hook.apply(netty, capacities(256, Integer.MAX_VALUE))).as("Netty's own after the failure").isNull();
+        assertThat(hook.failures()).isEqualTo(1);
+        assertThat(hook.buffersPassed.sum()).isEqualTo(1);
+        assertThat(hook.reused()).as("served again, then its block went back: counted, never taken back").isEqualTo(1);
+        assertThat(hook.buffers()).isEqualTo(buffers + 1);
+        assertThat(hook.releases()).as("and released").isEqualTo(releases + 2);
+        assertThat(allocator.stats().liveBuffers()).as("the block went back to kmem4j").isZero();
+        assertThat(allocator.stats().doubleFrees()).isZero();
+    }
+
     @Test
     void aBlockGoesBackOnceAndNettysOwnBuffersAreNotTouched() {
         final ByteBuffer block = hook.grow(4096);
