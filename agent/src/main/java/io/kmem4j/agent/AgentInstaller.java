@@ -582,7 +582,8 @@ public final class AgentInstaller {
             sb.append("[kmem4j] summary: allocations=").append(s.allocations()).append(" frees=").append(s.frees())
                 .append(" (explicit=").append(s.explicitFrees()).append(", gc=").append(s.gcFrees()).append(") live=")
                 .append(s.liveBuffers()).append(" bytesInUse=").append(s.bytesInUse()).append(" bytesReserved=")
-                .append(s.bytesReserved()).append(" fallbacks=").append(s.fallbacks()).append(nl);
+                .append(s.bytesReserved()).append(" fallbacks=").append(s.fallbacks()).append(" collectionsBeforeGrowing=")
+                .append(s.collectionsBeforeGrowing()).append(nl);
             sb.append("[kmem4j] summary: remoteFreesSent=").append(s.remoteFreesSent()).append(" remoteFreesAbsorbed=")
                 .append(s.remoteFreesAbsorbed()).append(" magazineHitRate=");
             fixed(sb, 100 * s.magazineHitRate(), 1);

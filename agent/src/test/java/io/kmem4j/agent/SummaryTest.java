@@ -21,8 +21,9 @@ class SummaryTest {
     private static String formatted(final AllocatorStats s) {
         final StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "[kmem4j] summary: allocations=%d frees=%d (explicit=%d, gc=%d) live=%d"
-                + " bytesInUse=%d bytesReserved=%d fallbacks=%d%n", s.allocations(), s.frees(), s.explicitFrees(),
-            s.gcFrees(), s.liveBuffers(), s.bytesInUse(), s.bytesReserved(), s.fallbacks()));
+                + " bytesInUse=%d bytesReserved=%d fallbacks=%d collectionsBeforeGrowing=%d%n", s.allocations(), s.frees(),
+            s.explicitFrees(), s.gcFrees(), s.liveBuffers(), s.bytesInUse(), s.bytesReserved(), s.fallbacks(),
+            s.collectionsBeforeGrowing()));
         sb.append(String.format(Locale.ROOT, "[kmem4j] summary: remoteFreesSent=%d remoteFreesAbsorbed=%d"
                 + " magazineHitRate=%.1f%% chunks=%d threadCaches=%d (retired %d)%n", s.remoteFreesSent(),
             s.remoteFreesAbsorbed(), 100 * s.magazineHitRate(), s.chunks(), s.threadCaches(), s.threadCachesRetired()));

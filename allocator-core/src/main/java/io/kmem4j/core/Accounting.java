@@ -30,9 +30,11 @@ final class Accounting {
     private final ThreadRegistry registry;
     private final RemoteFrees remote;
     private final LeakDetector leakDetector;
+    private final CollectBeforeGrowing collector;
 
     Accounting(final SlabCache[] caches, final PageHeap pages, final ThreadRegistry registry, final RemoteFrees remote,
-               final LeakDetector leakDetector) {
+               final LeakDetector leakDetector, final CollectBeforeGrowing collector) {
+        this.collector = collector;
         this.caches = caches;
         this.pages = pages;
         this.registry = registry;
@@ -103,6 +105,7 @@ final class Accounting {
             sum[ThreadCache.ALLOC_BYTES] - sum[ThreadCache.FREE_BYTES], pages.reservedBytes(), fallbacks.sum(),
             sum[ThreadCache.REMOTE_SENT], sum[ThreadCache.REMOTE_ABSORBED], sum[ThreadCache.REMOTE_BATCHES],
             allocs - misses, misses, pages.chunkCount(), pages.chunksAllocated(), pages.chunksReleased(), trims.sum(),
+            collector.collections(),
             t.liveCaches(), t.retiredCaches(), CacheTable.used(), hookFailures.sum(), allocationFailures.sum(),
             leakDetector == null ? 0 : leakDetector.leaks(), doubleFrees.sum() + slabDoubleFrees, List.copyOf(cs));
     }

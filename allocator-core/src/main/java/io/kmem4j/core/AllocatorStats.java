@@ -28,6 +28,8 @@ import java.util.List;
  * @param chunksAllocated     chunks taken from the JDK since start
  * @param chunksReleased      chunks returned to the JDK since start
  * @param trims               calls to {@link SlabAllocator#trim()}
+ * @param collectionsBeforeGrowing collections ({@code System.gc()}) asked for before adding a chunk past the
+ *                            mark, in a program that drops buffers to GC ({@link SlabAllocatorConfig#collectAboveBytes()})
  * @param threadCaches        live per-thread caches
  * @param threadCachesRetired per-thread caches of dead threads adopted by the reaper
  * @param cacheIdsInUse       cache ids in use in this JVM (of 65535)
@@ -54,6 +56,7 @@ public record AllocatorStats(
     long chunksAllocated,
     long chunksReleased,
     long trims,
+    long collectionsBeforeGrowing,
     int threadCaches,
     long threadCachesRetired,
     int cacheIdsInUse,
@@ -65,7 +68,7 @@ public record AllocatorStats(
 
     /** The statistics of an allocator that has served nothing yet (the agent's, before the first direct allocation). */
     public static final AllocatorStats EMPTY = new AllocatorStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        0, 0, 0, 0, List.of());
+        0, 0, 0, 0, 0, List.of());
 
     /** @return {@code explicitFrees + gcFrees}. */
     public long frees() {

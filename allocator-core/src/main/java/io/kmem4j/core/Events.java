@@ -82,6 +82,30 @@ final class Events {
         boolean recovered;
     }
 
+    /** A thread about to grow asked for a collection first ({@code CollectBeforeGrowing}). */
+    @Name("io.kmem4j.CollectBeforeGrowing")
+    @Label("Collect Before Growing")
+    @Category("kmem4j")
+    @Description("Reserved memory was about to pass its mark in a program that drops buffers to GC: kmem4j ran"
+        + " System.gc() and helped the cleaners it found before adding a chunk")
+    static final class CollectBeforeGrowing extends Event {
+        @Label("Reserved")
+        @DataAmount
+        long reservedBytes;
+
+        @Label("In Use Before")
+        @DataAmount
+        long bytesInUseBefore;
+
+        @Label("In Use After")
+        @DataAmount
+        long bytesInUseAfter;
+
+        @Label("Java Heap In Use Before")
+        @DataAmount
+        long heapInUse;
+    }
+
     /** An owner took in a large batch of frees other threads sent it. */
     @Name("io.kmem4j.RemoteFreeBacklog")
     @Label("Remote Free Backlog")

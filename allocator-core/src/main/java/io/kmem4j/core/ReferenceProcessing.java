@@ -96,21 +96,26 @@ final class ReferenceProcessing {
      *
      * @param seen {@link #collectionsStarted()} as the caller read it before its failed attempt
      * @param tc   the calling thread's cache, or {@code null} (see {@link #help(ThreadCache)})
+     * @return nanoseconds the {@code System.gc()} call run here took (at least 1), or 0 when none ran here
      */
-    static void collectUnlessOneStartedSince(final long seen, final ThreadCache tc) {
+    static long collectUnlessOneStartedSince(final long seen, final ThreadCache tc) {
         if (JdkInternals.isGcCleanerThread(Thread.currentThread())) {
-            return;
+            return 0;
         }
+        long nanos = 0;
         COLLECTING.lock();
         try {
             if (started == seen) {
                 started = seen + 1;
+                final long start = System.nanoTime();
                 System.gc();
+                nanos = Math.max(1, System.nanoTime() - start);
             }
         } finally {
             COLLECTING.unlock();
         }
         help(tc);
+        return nanos;
     }
 
     /**

@@ -14,6 +14,7 @@ package io.kmem4j.core;
  *   7 grow             first help the JDK run the cleaners GC found (ReferenceProcessing),
  *                      take other classes' empty slabs, empty the caches of threads that ended,
  *                      then take back other caches' empty slabs,
+ *                      past the mark, a collection first (CollectBeforeGrowing),
  *                      then one more chunk from the JDK's budget      no cache lock; may fail at once
  *   8 underPressure    no chunk fits: the JDK's path serves it when it fits there; else give my
  *                      caches back, trim, and reclaim as the JDK's Bits would (AtTheLimit: reference
@@ -50,9 +51,11 @@ final class Refill {
     private final RemoteFrees remote;
     private final Reaper reaper;
     private final Accounting accounting;
+    private final CollectBeforeGrowing collector;
 
     Refill(final SlabCache[] caches, final PageHeap pages, final RemoteFrees remote, final Reaper reaper,
-           final Accounting accounting) {
+           final Accounting accounting, final CollectBeforeGrowing collector) {
+        this.collector = collector;
         this.caches = caches;
         this.pages = pages;
         this.remote = remote;
@@ -125,6 +128,7 @@ final class Refill {
         boolean helped = false;
         boolean tookEmpties = false;
         boolean retiredEnded = false;
+        boolean collected = false;
         for (;;) {
             final Chunk[] seen = pages.snapshot();
             c.lock.lock();
@@ -165,6 +169,15 @@ final class Refill {
                 if (reaper.retireEnded() > 0) {
                     continue; // threads that ended held slabs: take from those before growing
                 }
+            }
+            if (!collected && collector.collect(tc)) {
+                collected = true; // buffers the program dropped came back before the heap grows: take them in, look again
+                reaper.flushGcBatches();
+                final long a = fromRemoteFrees(tc, cls);
+                if (a != 0) {
+                    return a;
+                }
+                continue;
             }
             pages.grow(seen);
         }

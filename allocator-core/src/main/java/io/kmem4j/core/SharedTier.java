@@ -30,9 +30,12 @@ final class SharedTier {
     private final boolean zeroOnFree;
 
     private final Reaper reaper;
+    private final CollectBeforeGrowing collector;
+
     SharedTier(final SlabCache[] caches, final SizeClasses classes, final PageHeap pages, final RemoteFrees remote,
                final ThreadRegistry registry, final Reaper reaper, final BufferFactory buffers,
-               final Accounting accounting, final boolean zeroOnFree) {
+               final Accounting accounting, final CollectBeforeGrowing collector, final boolean zeroOnFree) {
+        this.collector = collector;
         this.zeroOnFree = zeroOnFree;
         this.reaper = reaper;
         this.caches = caches;
@@ -230,6 +233,7 @@ final class SharedTier {
      */
     private long takeOrGrow(final SlabCache c) {
         boolean tookEmpties = false;
+        boolean collected = false;
         for (;;) {
             final Chunk[] seen = pages.snapshot();
             final long address;
@@ -252,7 +256,11 @@ final class SharedTier {
                     continue; // another size class kept empty slabs: carve from their pages before growing
                 }
             }
-            pages.grow(seen); // no lock held: growing may run GC
+            if (!collected && collector.collect(null)) {
+                collected = true; // what the program dropped came back (to the orphans, or to its owners)
+                continue;
+            }
+            pages.grow(seen); // no lock held
         }
     }
 

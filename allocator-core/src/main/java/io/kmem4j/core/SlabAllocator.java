@@ -54,6 +54,7 @@ public final class SlabAllocator implements AutoCloseable {
     final Accounting accounting;
     final Reaper reaper;
     private final Refill refill;
+    final CollectBeforeGrowing collector;
     final SharedTier sharedTier;
     private final BufferFactory buffers;
     private final ExplicitBuffers explicit;
@@ -103,12 +104,14 @@ public final class SlabAllocator implements AutoCloseable {
         this.leakDetector = config.explicitLeakDetection() ? new LeakDetector(this, sampler) : null;
         this.remote = new RemoteFrees(pages, zeroOnFree);
         this.registry = new ThreadRegistry(caches, remote);
-        this.accounting = new Accounting(caches, pages, registry, remote, leakDetector);
+        this.collector = new CollectBeforeGrowing(config.collectAboveBytes(), config.chunkSizeBytes(), pages, registry);
+        this.accounting = new Accounting(caches, pages, registry, remote, leakDetector, collector);
         this.reaper = new Reaper(config, caches, pages, registry, remote, accounting);
-        this.refill = new Refill(caches, pages, remote, reaper, accounting);
+        this.refill = new Refill(caches, pages, remote, reaper, accounting, collector);
         // without zeroing no object waits all-zero (zeroOnFree false) and allocation does not zero either
         this.buffers = new BufferFactory(this, pages, zeroOnFree || !config.zeroing(), constructor, leakDetector, sampler);
-        this.sharedTier = new SharedTier(caches, classes, pages, remote, registry, reaper, buffers, accounting, zeroOnFree);
+        this.sharedTier = new SharedTier(caches, classes, pages, remote, registry, reaper, buffers, accounting, collector,
+            zeroOnFree);
         this.explicit = new ExplicitBuffers(this, pages, classes, leakDetector, sampler, accounting);
         reaper.start();
     }

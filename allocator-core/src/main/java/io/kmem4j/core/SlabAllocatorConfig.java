@@ -26,6 +26,7 @@ public final class SlabAllocatorConfig {
     private final int depotMagazines;
     private final int retainedEmptyChunks;
     private final long reapIntervalMillis;
+    private final long collectAboveBytes;
     private final boolean zeroOnFree;
     private final boolean zeroing;
     private final boolean explicitLeakDetection;
@@ -43,8 +44,8 @@ public final class SlabAllocatorConfig {
      * more, in a switch: no lambda is spun at start-up).
      */
     private static final List<String> KEYS = List.of("chunkSizeBytes", "maxSizeClassBytes", "minCapacityBytes",
-        "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "zeroOnFree",
-        "explicitLeakDetection", "siteSampleRate");
+        "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "collectAboveBytes",
+        "zeroOnFree", "explicitLeakDetection", "siteSampleRate");
 
     private SlabAllocatorConfig(final Builder b, final int chunkSizeBytes) {
         this.siteSampleRate = b.siteSampleRate;
@@ -59,6 +60,7 @@ public final class SlabAllocatorConfig {
         this.depotMagazines = b.depotMagazines;
         this.retainedEmptyChunks = b.retainedEmptyChunks;
         this.reapIntervalMillis = b.reapIntervalMillis;
+        this.collectAboveBytes = b.collectAboveBytes;
     }
 
     /** @return a builder holding the defaults. */
@@ -121,6 +123,19 @@ public final class SlabAllocatorConfig {
      */
     public long reapIntervalMillis() {
         return reapIntervalMillis;
+    }
+
+    /**
+     * @return bytes of reserved chunk memory (default 64 MiB; 0 turns it off) above which a thread about
+     *         to add a chunk first asks for a collection ({@code System.gc()}), in a program seen dropping
+     *         buffers to GC, so that the buffers it dropped come back before new memory is touched: the
+     *         collection the JDK's {@code java.nio.Bits} runs only at {@code -XX:MaxDirectMemorySize}. The
+     *         mark then follows the live set (twice the bytes still in use after each such collection, at
+     *         least this); at most 2 % of the time goes to these collections, and none runs while the Java
+     *         heap in use is larger than the bytes of kmem4j's buffers in use. See {@code CollectBeforeGrowing}.
+     */
+    public long collectAboveBytes() {
+        return collectAboveBytes;
     }
 
     /**
@@ -201,6 +216,8 @@ public final class SlabAllocatorConfig {
                 return Integer.toString(retainedEmptyChunks);
             case "reapIntervalMillis":
                 return Long.toString(reapIntervalMillis);
+            case "collectAboveBytes":
+                return Long.toString(collectAboveBytes);
             case "zeroOnFree":
                 return Boolean.toString(zeroOnFree);
             case "explicitLeakDetection":
@@ -268,6 +285,7 @@ public final class SlabAllocatorConfig {
         private int depotMagazines = 16;
         private int retainedEmptyChunks = 1;
         private long reapIntervalMillis = 1000;
+        private long collectAboveBytes = 64L << 20;
         private boolean zeroOnFree = true;
         private boolean zeroing = true;
         private boolean explicitLeakDetection;
@@ -304,6 +322,8 @@ public final class SlabAllocatorConfig {
                     return numeric(key, value, this::retainedEmptyChunks);
                 case "reapIntervalMillis":
                     return numeric(key, value, this::reapIntervalMillis);
+                case "collectAboveBytes":
+                    return numeric(key, value, this::collectAboveBytes);
                 case "zeroOnFree":
                     return zeroOnFree(bool(key, value));
                 case "explicitLeakDetection":
@@ -472,6 +492,17 @@ public final class SlabAllocatorConfig {
          */
         public Builder reapIntervalMillis(final long millis) {
             this.reapIntervalMillis = checkRange("reapIntervalMillis", millis, 10, 60_000);
+            return this;
+        }
+
+        /**
+         * @param bytes reserved bytes above which growing first asks for a collection, in [0, 1 TiB]; 0
+         *              never asks ({@link SlabAllocatorConfig#collectAboveBytes()})
+         * @return this builder
+         * @throws IllegalArgumentException naming {@code collectAboveBytes} when out of range
+         */
+        public Builder collectAboveBytes(final long bytes) {
+            this.collectAboveBytes = checkRange("collectAboveBytes", bytes, 0, 1L << 40);
             return this;
         }
 

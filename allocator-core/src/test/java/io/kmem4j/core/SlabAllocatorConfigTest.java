@@ -66,6 +66,7 @@ class SlabAllocatorConfigTest {
             org.assertj.core.api.Assertions.entry("depotMagazines", "16"),
             org.assertj.core.api.Assertions.entry("retainedEmptyChunks", "1"),
             org.assertj.core.api.Assertions.entry("reapIntervalMillis", "1000"),
+            org.assertj.core.api.Assertions.entry("collectAboveBytes", "67108864"),
             org.assertj.core.api.Assertions.entry("zeroOnFree", "true"),
             org.assertj.core.api.Assertions.entry("explicitLeakDetection", "false"),
             org.assertj.core.api.Assertions.entry("siteSampleRate", "0"));
@@ -82,6 +83,7 @@ class SlabAllocatorConfigTest {
             .depotMagazines(0)
             .retainedEmptyChunks(65536)
             .reapIntervalMillis(10)
+            .collectAboveBytes(0)
             .zeroOnFree(false)
             .build();
         assertThat(c.chunkSizeBytes()).isEqualTo(8 << 20);
@@ -91,10 +93,11 @@ class SlabAllocatorConfigTest {
         assertThat(c.depotMagazines()).isZero();
         assertThat(c.retainedEmptyChunks()).isEqualTo(65536);
         assertThat(c.reapIntervalMillis()).isEqualTo(10L);
+        assertThat(c.collectAboveBytes()).isZero();
         assertThat(c.zeroOnFree()).isFalse();
         assertThat(c.asMap()).containsOnlyKeys("chunkSizeBytes", "maxSizeClassBytes", "minCapacityBytes",
-                "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "zeroOnFree",
-                "explicitLeakDetection", "siteSampleRate")
+                "magazineRounds", "depotMagazines", "retainedEmptyChunks", "reapIntervalMillis", "collectAboveBytes",
+                "zeroOnFree", "explicitLeakDetection", "siteSampleRate")
             .containsEntry("zeroOnFree", "false")
             .containsEntry("chunkSizeBytes", "8388608")
             .containsEntry("maxSizeClassBytes", "1048576")
@@ -102,7 +105,8 @@ class SlabAllocatorConfigTest {
             .containsEntry("magazineRounds", "1024")
             .containsEntry("depotMagazines", "0")
             .containsEntry("retainedEmptyChunks", "65536")
-            .containsEntry("reapIntervalMillis", "10");
+            .containsEntry("reapIntervalMillis", "10")
+            .containsEntry("collectAboveBytes", "0");
     }
 
     static Stream<Arguments> validBoundaries() {
@@ -121,7 +125,9 @@ class SlabAllocatorConfigTest {
             Arguments.of("retainedEmptyChunks", 0L),
             Arguments.of("retainedEmptyChunks", 65536L),
             Arguments.of("reapIntervalMillis", 10L),
-            Arguments.of("reapIntervalMillis", 60_000L));
+            Arguments.of("reapIntervalMillis", 60_000L),
+            Arguments.of("collectAboveBytes", 0L),
+            Arguments.of("collectAboveBytes", 1L << 40));
     }
 
     static Stream<Arguments> invalidValues() {
@@ -148,7 +154,9 @@ class SlabAllocatorConfigTest {
             Arguments.of("retainedEmptyChunks", 65537L),
             Arguments.of("reapIntervalMillis", 9L),
             Arguments.of("reapIntervalMillis", 60_001L),
-            Arguments.of("reapIntervalMillis", Long.MIN_VALUE));
+            Arguments.of("reapIntervalMillis", Long.MIN_VALUE),
+            Arguments.of("collectAboveBytes", -1L),
+            Arguments.of("collectAboveBytes", (1L << 40) + 1));
     }
 
     private static long page() {
@@ -171,6 +179,8 @@ class SlabAllocatorConfigTest {
                 return SlabAllocatorConfig.Builder::retainedEmptyChunks;
             case "reapIntervalMillis":
                 return SlabAllocatorConfig.Builder::reapIntervalMillis;
+            case "collectAboveBytes":
+                return SlabAllocatorConfig.Builder::collectAboveBytes;
             default:
                 throw new IllegalArgumentException(key);
         }

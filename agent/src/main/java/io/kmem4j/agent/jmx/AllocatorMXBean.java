@@ -79,6 +79,13 @@ public interface AllocatorMXBean {
     /** @return chunks given back to the JDK since start. */
     long getChunksReleased();
 
+    /**
+     * @return collections ({@code System.gc()}) kmem4j asked for before adding a chunk past its mark, in a
+     *         program that drops buffers to GC (setting {@code collectAboveBytes}); the collections at
+     *         {@code -XX:MaxDirectMemorySize} are the JDK's own and not counted here
+     */
+    long getCollectionsBeforeGrowing();
+
     /** @return per-thread caches alive now. */
     int getThreadCaches();
 

@@ -87,8 +87,7 @@ public final class AllocatorView implements AllocatorMXBean {
      * @return the view
      */
     public static AllocatorView disabled(final String reason, final Map<String, String> configuration) {
-        final AllocatorStats none = new AllocatorStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, List.of());
+        final AllocatorStats none = AllocatorStats.EMPTY;
         return new AllocatorView(new StatsSnapshots(() -> none), () -> none, () -> 0, configuration, () -> 0,
             top -> List.of(), 0, Objects.requireNonNull(reason, "reason"));
     }
@@ -202,6 +201,11 @@ public final class AllocatorView implements AllocatorMXBean {
     @Override
     public long getChunksReleased() {
         return stats().chunksReleased();
+    }
+
+    @Override
+    public long getCollectionsBeforeGrowing() {
+        return stats().collectionsBeforeGrowing();
     }
 
     @Override

@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.entry;
 class AgentConfigTest {
     private static final String ALL_KNOWN = "enabled, summary, logLevel, configFile, ownedLifecycle, trimNativeHeap, chunkSizeBytes, "
         + "maxSizeClassBytes, minCapacityBytes, magazineRounds, depotMagazines, retainedEmptyChunks, "
-        + "reapIntervalMillis, zeroOnFree, explicitLeakDetection, siteSampleRate";
+        + "reapIntervalMillis, collectAboveBytes, zeroOnFree, explicitLeakDetection, siteSampleRate";
 
     @TempDir
     Path tmp;
@@ -154,6 +154,7 @@ class AgentConfigTest {
             entry("depotMagazines", "16"),
             entry("retainedEmptyChunks", "1"),
             entry("reapIntervalMillis", "1000"),
+            entry("collectAboveBytes", "67108864"),
             entry("zeroOnFree", "true"),
             entry("explicitLeakDetection", "false"),
             entry("siteSampleRate", "0"));
@@ -431,7 +432,7 @@ class AgentConfigTest {
             "enabled=false,summary=true,logLevel=warn,ownedLifecycle=false,trimNativeHeap=false,chunkSizeBytes=8m,"
                 + "maxSizeClassBytes=128k,"
                 + "minCapacityBytes=0,magazineRounds=64,depotMagazines=4,retainedEmptyChunks=0,reapIntervalMillis=250,"
-                + "zeroOnFree=true,explicitLeakDetection=true,siteSampleRate=100",
+                + "collectAboveBytes=0,zeroOnFree=true,explicitLeakDetection=true,siteSampleRate=100",
             new Properties(), Map.of());
         assertThat(c.effective).containsExactly(
             entry("enabled", "false"),
@@ -446,14 +447,15 @@ class AgentConfigTest {
             entry("depotMagazines", "4"),
             entry("retainedEmptyChunks", "0"),
             entry("reapIntervalMillis", "250"),
+            entry("collectAboveBytes", "0"),
             entry("zeroOnFree", "true"),
             entry("explicitLeakDetection", "true"),
             entry("siteSampleRate", "100"));
-        assertThat(c.allocator.asMap()).isEqualTo(
-            Map.of("chunkSizeBytes", "8388608", "maxSizeClassBytes", "131072", "minCapacityBytes", "0",
-                "magazineRounds", "64", "depotMagazines", "4", "retainedEmptyChunks", "0",
-                "reapIntervalMillis", "250", "zeroOnFree", "true", "explicitLeakDetection", "true",
-                "siteSampleRate", "100"));
+        assertThat(c.allocator.asMap()).isEqualTo(Map.ofEntries(entry("chunkSizeBytes", "8388608"),
+            entry("maxSizeClassBytes", "131072"), entry("minCapacityBytes", "0"), entry("magazineRounds", "64"),
+            entry("depotMagazines", "4"), entry("retainedEmptyChunks", "0"), entry("reapIntervalMillis", "250"),
+            entry("collectAboveBytes", "0"), entry("zeroOnFree", "true"), entry("explicitLeakDetection", "true"),
+            entry("siteSampleRate", "100")));
     }
 
     /** The README's Options table is the third place keys are listed: it must list exactly the known ones. */

@@ -47,6 +47,7 @@ class PrometheusRulesTest {
         Map.entry("MagazineMisses", "kmem4j_magazine_misses_total"),
         Map.entry("ChunksAllocated", "kmem4j_chunks_allocated_total"),
         Map.entry("ChunksReleased", "kmem4j_chunks_released_total"),
+        Map.entry("CollectionsBeforeGrowing", "kmem4j_collections_before_growing_total"),
         Map.entry("DoubleFrees", "kmem4j_double_frees_total"),
         Map.entry("LeaksDetected", "kmem4j_leaks_detected_total"),
         Map.entry("InterceptorFailures", "kmem4j_interceptor_failures_total"),

@@ -23,7 +23,8 @@ class StatsSnapshotsTest {
         final AllocatorStats s = TestStats.stats(List.of(TestStats.cache(4096, 16, 1, live, live)));
         return new AllocatorStats(s.allocations(), s.explicitFrees(), s.gcFrees(), bytes, s.bytesReserved(),
             s.fallbacks(), s.remoteFreesSent(), s.remoteFreesAbsorbed(), s.remoteBatches(), s.magazineHits(),
-            s.magazineMisses(), s.chunks(), s.chunksAllocated(), s.chunksReleased(), s.trims(), s.threadCaches(),
+            s.magazineMisses(), s.chunks(), s.chunksAllocated(), s.chunksReleased(), s.trims(), s.collectionsBeforeGrowing(),
+            s.threadCaches(),
             s.threadCachesRetired(), s.cacheIdsInUse(), s.hookFailures(), s.allocationFailures(), s.leaksDetected(),
             s.doubleFrees(),
             s.caches());

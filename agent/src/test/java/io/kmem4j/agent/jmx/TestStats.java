@@ -41,7 +41,7 @@ final class TestStats {
             misses += c.magazineMisses();
         }
         return new AllocatorStats(allocations, frees - frees / 4, frees / 4, bytes, 8L << 20, 7, 11, 10, 2, hits,
-            misses, 2, 3, 1, 0, 4, 1, caches.size(), 0, 0, 0, 0, List.copyOf(caches));
+            misses, 2, 3, 1, 0, 5, 4, 1, caches.size(), 0, 0, 0, 0, List.copyOf(caches));
     }
 
     static AllocatorStats sample() {
