@@ -29,7 +29,8 @@ import java.util.List;
  * @param chunksReleased      chunks returned to the JDK since start
  * @param trims               calls to {@link SlabAllocator#trim()}
  * @param collectionsBeforeGrowing collections ({@code System.gc()}) asked for before adding a chunk past the
- *                            mark, in a program that drops buffers to GC ({@link SlabAllocatorConfig#collectAboveBytes()})
+ *                            mark ({@link SlabAllocatorConfig#collectAboveBytes()}); the collections at the
+ *                            direct-memory limit are the JDK's own and not counted here
  * @param threadCaches        live per-thread caches
  * @param threadCachesRetired per-thread caches of dead threads adopted by the reaper
  * @param cacheIdsInUse       cache ids in use in this JVM (of 65535)

@@ -23,30 +23,40 @@ import java.util.concurrent.locks.ReentrantLock;
  *       time goes to these pauses; the cleaners they find would have run anyway, later)
  *     the caller is the JDK's GC cleaner thread (it only frees, and would wait for itself)
  *     another thread runs one now: wait for it, then look again (no second collection)
- *     no buffer of this allocator was ever freed by GC, and one such collection ran already: the
- *       program drops none (its buffers are live or released explicitly, and a collection finds
- *       nothing); the first time the mark is passed, one collection finds out (on JDK 25 a program
- *       with the default heap may run for many seconds before its first collection of its own)
+ *     a collection runs now (a thread at the limit): wait for it, then look again
+ *     one more chunk does not fit under the limit: the growth fails, and the limit's own reclaiming
+ *       (AtTheLimit) collects, once
+ *     the last such collection gave back less than a chunk and GC has freed no buffer of this
+ *       allocator since: the program drops none, or too few to matter (its buffers are live or
+ *       released explicitly); the first time the mark is passed, one collection finds out (on JDK 25
+ *       a program with the default heap may run for many seconds before a collection of its own)
  *     the Java heap in use is larger than the bytes of kmem4j's buffers in use: the collection
  *       would mark more than it could give back (a large heap pays a long pause; the JDK's limit
  *       still collects for it)
  *   else
  *     System.gc() (shared with the collections at the limit, ReferenceProcessing), help the JDK run
- *     the cleaners it found until none is pending (bounded in time), set the mark, look again
+ *     the cleaners it found until none is pending (at most 20 ms or the pause, if longer), set the
+ *     mark, look again
  * </pre>
  *
- * <p>{@code -XX:+DisableExplicitGC} makes the request do nothing, as it does the JDK's. Measured on the
- * samples (BENCHMARKS.md, "Collect before growing"): peak RSS of the echo server's long run 0.53x the
- * JDK's, the pipeline's 0.5x, at the same or better throughput.
+ * <p>Threads that would grow meanwhile wait for the one collecting (a virtual thread does not: it
+ * grows): a wait of about what adding a chunk costs them (a chunk is 1,024 page faults), and what the
+ * collection found is theirs too. The 2 % counts the pauses only: the cleaners it found would have
+ * run anyway, later, on the JDK's thread. With {@code -XX:+DisableExplicitGC} the request does
+ * nothing, as the JDK's does; the one collection that found nothing then stops the next. Without
+ * {@code jdk.internal.access} exported to kmem4j (the agent exports it) the frees arrive as the JDK's
+ * thread runs the cleaners, after the mark was set: the mark is higher, the collections fewer.
+ * Measured on the samples (BENCHMARKS.md, "Collect before growing"): peak RSS of the echo server's
+ * long run 0.54x without the agent, the pipeline's 0.56-0.63x, at the same or better throughput.
  *
  * <p>Threads: any allocating thread that holds no kmem4j lock (where the page heap grows).
  */
 final class CollectBeforeGrowing {
     /** At most one pause in this many of the time between them: 2 %. */
     static final long TIME_SHARE = 50;
-    /** After a refusal for the heap's size, the next look comes no sooner (summing the threads' figures is not free). */
-    static final long HEAP_TOO_LARGE_HOLD_NANOS = 10_000_000L;
-    /** Helping the cleaners a collection found ends after this long at least (or the collection's own pause, if longer). */
+    /** After a refusal (the heap's size, nothing dropped), the next look comes no sooner (summing the threads' figures is not free). */
+    static final long HOLD_NANOS = 10_000_000L;
+    /** Helping the cleaners a collection found stops after this long, or after the collection's own pause if that was longer. */
     static final long HELP_NANOS = 20_000_000L;
 
     private final long floorBytes;
@@ -62,6 +72,10 @@ final class CollectBeforeGrowing {
     // written under collecting
     private volatile long collections;
     private boolean probed;
+    /** Bytes in use the last collection here gave back. */
+    private long lastYieldBytes;
+    /** {@link ThreadRegistry.Totals#gcFrees()} after the last collection here: more since, and GC found dropped buffers meanwhile. */
+    private long gcFreesAfterLast;
 
     /**
      * @param floorBytes the least mark, {@link SlabAllocatorConfig#collectAboveBytes()}; 0: never collect
@@ -79,8 +93,9 @@ final class CollectBeforeGrowing {
     /**
      * Called where the page heap is about to grow, with no kmem4j lock held.
      *
-     * @param tc the calling thread's cache, or {@code null} (the shared tier); the cleaners it runs
-     *           helping the JDK count as GC frees ({@link ReferenceProcessing#help(ThreadCache)})
+     * @param tc the calling thread's cache, or {@code null} (the shared tier: a virtual thread, which never
+     *           waits here for another thread's collection); the cleaners it runs helping the JDK count as GC
+     *           frees ({@link ReferenceProcessing#help(ThreadCache)})
      * @return true when a collection ran, or another thread's ended, just now: look for memory again
      *         before growing; false: grow
      */
@@ -90,6 +105,9 @@ final class CollectBeforeGrowing {
             return false;
         }
         if (!collecting.tryLock()) {
+            if (tc == null) {
+                return false;
+            }
             collecting.lock(); // another thread decides or collects: its outcome is ours
             collecting.unlock();
             return true;
@@ -99,12 +117,18 @@ final class CollectBeforeGrowing {
             if (start - notBeforeNanos < 0 || pages.reservedBytes() + chunkBytes <= markBytes) {
                 return true; // a collection ended while this thread queued
             }
+            if (ReferenceProcessing.awaitRunningCollection(tc)) {
+                return true; // one runs now (a thread at the limit): take what it gives back first
+            }
+            if (!JdkInternals.fitsUnderTheLimit(chunkBytes)) {
+                return false; // growing fails: what happens at the limit (AtTheLimit) collects, once
+            }
             final ThreadRegistry.Totals before = registry.totals();
             final long inUse = bytesInUse(before);
             final Runtime rt = Runtime.getRuntime();
             final long heapInUse = rt.totalMemory() - rt.freeMemory();
-            if (before.gcFrees() == 0 && probed || heapInUse > inUse) {
-                notBeforeNanos = start + HEAP_TOO_LARGE_HOLD_NANOS;
+            if (heapInUse > inUse || probed && lastYieldBytes < chunkBytes && before.gcFrees() == gcFreesAfterLast) {
+                notBeforeNanos = start + HOLD_NANOS;
                 return false;
             }
             final Events.CollectBeforeGrowing event = Events.recorder() ? new Events.CollectBeforeGrowing() : null;
@@ -112,19 +136,25 @@ final class CollectBeforeGrowing {
                 event.begin();
             }
             final long gcNanos = ReferenceProcessing.collectUnlessOneStartedSince(ReferenceProcessing.collectionsStarted(), tc);
+            if (gcNanos == 0) {
+                return true; // another thread's started meanwhile (at the limit): it was this request's too
+            }
             final long helpUntil = System.nanoTime() + Math.max(HELP_NANOS, gcNanos);
             while (ReferenceProcessing.help(tc) && System.nanoTime() - helpUntil < 0) {
-                // the JDK's Reference Handler wakes a helper after each cleaner: wait for all it found
+                // the JDK's Reference Handler wakes a helper after each cleaner: wait for the ones it found
             }
-            final long after = bytesInUse(registry.totals());
-            markBytes = Math.max(floorBytes, 2 * after);
+            final ThreadRegistry.Totals after = registry.totals();
+            final long afterBytes = bytesInUse(after);
+            markBytes = Math.max(floorBytes, 2 * afterBytes);
             notBeforeNanos = System.nanoTime() + gcNanos * TIME_SHARE;
-            collections++;
+            lastYieldBytes = inUse - afterBytes;
+            gcFreesAfterLast = after.gcFrees();
             probed = true;
+            collections++;
             if (event != null) {
                 event.reservedBytes = pages.reservedBytes();
                 event.bytesInUseBefore = inUse;
-                event.bytesInUseAfter = after;
+                event.bytesInUseAfter = afterBytes;
                 event.heapInUse = heapInUse;
                 event.commit();
             }

@@ -86,8 +86,8 @@ final class Events {
     @Name("io.kmem4j.CollectBeforeGrowing")
     @Label("Collect Before Growing")
     @Category("kmem4j")
-    @Description("Reserved memory was about to pass its mark in a program that drops buffers to GC: kmem4j ran"
-        + " System.gc() and helped the cleaners it found before adding a chunk")
+    @Description("Reserved memory was about to pass its mark (collectAboveBytes, then twice what survived the last):"
+        + " kmem4j ran System.gc() and helped the cleaners it found before adding a chunk")
     static final class CollectBeforeGrowing extends Event {
         @Label("Reserved")
         @DataAmount

@@ -127,12 +127,13 @@ public final class SlabAllocatorConfig {
 
     /**
      * @return bytes of reserved chunk memory (default 64 MiB; 0 turns it off) above which a thread about
-     *         to add a chunk first asks for a collection ({@code System.gc()}), in a program seen dropping
-     *         buffers to GC, so that the buffers it dropped come back before new memory is touched: the
-     *         collection the JDK's {@code java.nio.Bits} runs only at {@code -XX:MaxDirectMemorySize}. The
-     *         mark then follows the live set (twice the bytes still in use after each such collection, at
-     *         least this); at most 2 % of the time goes to these collections, and none runs while the Java
-     *         heap in use is larger than the bytes of kmem4j's buffers in use. See {@code CollectBeforeGrowing}.
+     *         to add a chunk first asks for a collection ({@code System.gc()}), so that buffers the program
+     *         dropped to GC come back before new memory is touched: the collection the JDK's
+     *         {@code java.nio.Bits} runs only at {@code -XX:MaxDirectMemorySize}. The mark then follows the
+     *         live set (twice the bytes still in use after each such collection, at least this); at most 2 %
+     *         of the time goes to these pauses, none runs while the Java heap in use is larger than the bytes
+     *         of kmem4j's buffers in use, and none after one that gave back less than a chunk until GC has
+     *         freed a buffer of this allocator since. See {@code CollectBeforeGrowing}.
      */
     public long collectAboveBytes() {
         return collectAboveBytes;

@@ -55,7 +55,7 @@ class ObservabilityIT {
     private static final Set<String> ALLOCATOR_ATTRIBUTES = Set.of("Allocations", "Frees", "ExplicitFrees", "GcFrees",
             "LiveBuffers", "BytesInUse", "BytesReserved", "PeakBytesInUse", "PeakLiveBuffers", "Fallbacks",
             "RemoteFreesSent", "RemoteFreesAbsorbed", "MagazineHits", "MagazineMisses", "MagazineHitRate", "Chunks",
-            "ChunksAllocated", "ChunksReleased", "ThreadCaches", "DoubleFrees", "LeaksDetected", "InterceptorFailures",
+            "ChunksAllocated", "ChunksReleased", "CollectionsBeforeGrowing", "ThreadCaches", "DoubleFrees", "LeaksDetected", "InterceptorFailures",
             "SlabCaches",
             "SnapshotSequence", "Configuration", "Enabled", "DisabledReason");
     private static final Set<String> CACHE_ATTRIBUTES = Set.of("Name", "CacheId", "ObjectSize", "ObjectsPerSlab",

@@ -80,8 +80,8 @@ public interface AllocatorMXBean {
     long getChunksReleased();
 
     /**
-     * @return collections ({@code System.gc()}) kmem4j asked for before adding a chunk past its mark, in a
-     *         program that drops buffers to GC (setting {@code collectAboveBytes}); the collections at
+     * @return collections ({@code System.gc()}) kmem4j asked for before adding a chunk past its mark
+     *         (setting {@code collectAboveBytes}); the collections at
      *         {@code -XX:MaxDirectMemorySize} are the JDK's own and not counted here
      */
     long getCollectionsBeforeGrowing();
