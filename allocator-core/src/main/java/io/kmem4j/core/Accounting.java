@@ -102,7 +102,7 @@ final class Accounting {
         }
         final long gcFrees = t.gcFrees();
         return new AllocatorStats(allocs, frees - gcFrees, gcFrees,
-            sum[ThreadCache.ALLOC_BYTES] - sum[ThreadCache.FREE_BYTES], pages.reservedBytes(), fallbacks.sum(),
+            t.bytesInUse(), pages.reservedBytes(), fallbacks.sum(),
             sum[ThreadCache.REMOTE_SENT], sum[ThreadCache.REMOTE_ABSORBED], sum[ThreadCache.REMOTE_BATCHES],
             allocs - misses, misses, pages.chunkCount(), pages.chunksAllocated(), pages.chunksReleased(), trims.sum(),
             collector.collections(),

@@ -125,7 +125,7 @@ final class CollectBeforeGrowing {
                 return false; // growing fails: what happens at the limit (AtTheLimit) collects, once
             }
             final ThreadRegistry.Totals before = registry.totals();
-            final long inUse = bytesInUse(before);
+            final long inUse = before.bytesInUse();
             final Runtime rt = Runtime.getRuntime();
             final long heapInUse = rt.totalMemory() - rt.freeMemory();
             if (heapInUse > inUse || probed && lastYieldBytes < chunkBytes && before.gcFrees() == gcFreesAfterLast) {
@@ -145,7 +145,7 @@ final class CollectBeforeGrowing {
                 // the JDK's Reference Handler wakes a helper after each cleaner: wait for the ones it found
             }
             final ThreadRegistry.Totals after = registry.totals();
-            final long afterBytes = bytesInUse(after);
+            final long afterBytes = after.bytesInUse();
             markBytes = Math.max(floorBytes, 2 * afterBytes);
             notBeforeNanos = System.nanoTime() + gcNanos * TIME_SHARE;
             lastYieldBytes = inUse - afterBytes;
@@ -173,10 +173,5 @@ final class CollectBeforeGrowing {
     /** @return collections this allocator asked for before growing, since it was built */
     long collections() {
         return collections;
-    }
-
-    private static long bytesInUse(final ThreadRegistry.Totals t) {
-        final long[] s = t.stats();
-        return s[ThreadCache.ALLOC_BYTES] - s[ThreadCache.FREE_BYTES];
     }
 }

@@ -151,8 +151,7 @@ final class Refill {
             }
             if (!helped && ReferenceProcessing.help(tc)) {
                 helped = true; // buffers GC found came back before the heap grows: take them in, look again
-                reaper.flushGcBatches(); // the last of them may wait in the GC cleaner thread's batches
-                final long a = fromRemoteFrees(tc, cls);
+                final long a = fromGcFrees(tc, cls);
                 if (a != 0) {
                     return a;
                 }
@@ -172,8 +171,7 @@ final class Refill {
             }
             if (!collected && collector.collect(tc)) {
                 collected = true; // buffers the program dropped came back before the heap grows: take them in, look again
-                reaper.flushGcBatches();
-                final long a = fromRemoteFrees(tc, cls);
+                final long a = fromGcFrees(tc, cls);
                 if (a != 0) {
                     return a;
                 }
@@ -181,6 +179,12 @@ final class Refill {
             }
             pages.grow(seen);
         }
+    }
+
+    /** Tier 1 after a collection: the last of its frees may wait in the GC cleaner thread's batches. */
+    private long fromGcFrees(final ThreadCache tc, final int cls) {
+        reaper.flushGcBatches();
+        return fromRemoteFrees(tc, cls);
     }
 
     /** Tier 3: my frozen slab (only I take from its bitmap: no lock). */

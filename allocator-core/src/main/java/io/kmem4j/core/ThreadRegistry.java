@@ -188,6 +188,10 @@ final class ThreadRegistry {
 
     /** Statistics summed over every thread cache that ever existed (racy reads of live ones). */
     record Totals(long[] stats, long gcFrees, int liveCaches, long retiredCaches) {
+        /** @return bytes allocated minus bytes freed: the capacities of the live buffers */
+        long bytesInUse() {
+            return stats[ThreadCache.ALLOC_BYTES] - stats[ThreadCache.FREE_BYTES];
+        }
     }
 
     /**
