@@ -24,13 +24,20 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *
  * <p><b>Workload.</b> The ring of {@link RingBenchmark} on one thread ({@value RingBenchmark#SLOTS}
  * slots filled at set-up), except that the buffer in the random slot is forgotten instead of
- * released. Fork heap 1 GiB, {@code MaxDirectMemorySize} 3 GiB: at 4 KiB no young collection comes
- * before the limit, so each allocation takes memory the process has never touched (a page fault per
- * buffer, for every allocator) until the garbage reaches the limit, where the JDK's
- * {@code Bits.reserveMemory} calls {@code System.gc()} and waits, and kmem4j asks for the same
- * collection and serves from what it freed. On a host that backs new memory slowly (11 µs per fault)
- * a whole trial stays before the limit and measures the faults; BENCHMARKS.md, "Measuring on a host
- * that backs new memory slowly".
+ * released. Fork heap 1 GiB, {@code MaxDirectMemorySize} 1 GiB: the limit the JDK gives a program
+ * with that heap and no flag. At 256 B young collections find the dropped buffers; at 4 KiB (a
+ * heap that sees 100 bytes per 4 KiB of direct memory) the garbage reaches the limit first, where
+ * the JDK's {@code Bits.reserveMemory} calls {@code System.gc()} and waits, and kmem4j asks for the
+ * same collection and serves from what it freed (or collects earlier, {@code CollectBeforeGrowing}).
+ *
+ * <p><b>Iterations.</b> 3 x 2 s warm-up and 5 x 4 s measurement, also under the report's profiles
+ * ({@link MinimumIterationTime}): the cost comes in cycles (a collection; the limit and back), and an
+ * iteration must cover several of them. Measured on 2026-12-05 (JDK 17, 2 rounds each): with
+ * 1-second iterations and the former 3 GiB limit, one cycle at 4 KiB outlasted a whole trial, each
+ * fork measured a different part of it (first touch of new memory at 12 µs a page on that host, or
+ * reuse after the collection), and errors were 100-300 % of the score; at 1 GiB with 4-second
+ * iterations they were 15-110 %, and the ratios to the JDK held from round to round (BENCHMARKS.md,
+ * "GC-only: iterations that cover the cycles").
  *
  * <p><b>Allocators.</b> Those whose dropped buffers GC reclaims ({@link Flavour#reclaimedByGc()}):
  * {@code jdk}, {@code kmem4jAgent}, {@code kmem4jTracked}. Netty's pooled and adaptive buffers have
@@ -44,10 +51,12 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1, timeUnit = TimeUnit.SECONDS)
-@Measurement(iterations = 5, time = 1, timeUnit = TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 2, timeUnit = TimeUnit.SECONDS)
+@Measurement(iterations = 5, time = 4, timeUnit = TimeUnit.SECONDS)
+@MinimumIterationTime(warmupMillis = 2000, iterationMillis = 4000)
 @Fork(value = 1, jvmArgsAppend = {
-    Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX, Jvm.PRE_TOUCH, Jvm.MAX_DIRECT, Jvm.NETTY_NO_LEAK_DETECTION})
+    Jvm.ADD_EXPORTS, Jvm.ADD_OPENS, Jvm.ADD_OPENS_REF, Jvm.XMS, Jvm.XMX, Jvm.PRE_TOUCH, Jvm.GC_ONLY_MAX_DIRECT,
+    Jvm.NETTY_NO_LEAK_DETECTION})
 public class GcOnlyBenchmark {
     /** The allocator, this thread's ring and its GC figures. */
     @State(Scope.Thread)

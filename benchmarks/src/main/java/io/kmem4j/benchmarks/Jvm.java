@@ -18,7 +18,8 @@ package io.kmem4j.benchmarks;
  *   <li>Netty's leak detector off, as in Netty's own microbenchmarks (its default samples 1 buffer
  *       in 128 with a stack trace, which would measure the detector, not the allocator).</li>
  * </ul>
- * {@link NearLimitBenchmark} runs with {@value #NEAR_LIMIT_MAX_DIRECT_MIB} MiB of direct memory and
+ * {@link GcOnlyBenchmark} runs with the JDK's default limit for its heap ({@link #GC_ONLY_MAX_DIRECT}),
+ * {@link NearLimitBenchmark} with {@value #NEAR_LIMIT_MAX_DIRECT_MIB} MiB of direct memory and
  * {@link MemoryBenchmark} with a small pre-touched heap (its RSS then moves with off-heap memory only).
  */
 final class Jvm {
@@ -33,6 +34,12 @@ final class Jvm {
     static final String XMS = "-Xms1g";
     static final String XMX = "-Xmx1g";
     static final String MAX_DIRECT = "-XX:MaxDirectMemorySize=3g";
+    /**
+     * {@link GcOnlyBenchmark}'s limit: what the JDK gives a program with this heap and no flag (the limit
+     * defaults to the maximum heap size), so that at 4 KiB a measurement iteration covers several
+     * cycles to the limit and back.
+     */
+    static final String GC_ONLY_MAX_DIRECT = "-XX:MaxDirectMemorySize=1g";
     static final String PRE_TOUCH = "-XX:+AlwaysPreTouch";
     static final String NETTY_NO_LEAK_DETECTION = "-Dio.netty.leakDetection.level=disabled";
 

@@ -494,9 +494,9 @@ public final class Report {
                     p.params().forEach((name, values) -> opt.param(name, values.toArray(new String[0])));
                     if (!singleShot(p.benchmarkClass())) {
                         opt.warmupIterations(profile.warmups)
-                            .warmupTime(TimeValue.milliseconds(profile.warmupMillis))
+                            .warmupTime(TimeValue.milliseconds(warmupMillis(profile, p.benchmarkClass())))
                             .measurementIterations(profile.iterations)
-                            .measurementTime(TimeValue.milliseconds(profile.iterationMillis));
+                            .measurementTime(TimeValue.milliseconds(iterationMillis(profile, p.benchmarkClass())));
                     }
                     if (p.agent()) {
                         opt.jvmArgsPrepend(Flavour.javaagent(agentJar, p.agentOptions()));
@@ -546,6 +546,18 @@ public final class Report {
 
     private static String paramsKey(final BenchmarkParams bp) {
         return bp.getParamsKeys().stream().map(k -> k + "=" + bp.getParam(k)).collect(Collectors.joining(","));
+    }
+
+    /** @return the warm-up iteration time of {@code c}'s trials under {@code profile}, ms ({@link MinimumIterationTime}) */
+    static int warmupMillis(final Profile profile, final Class<?> c) {
+        final MinimumIterationTime min = c.getAnnotation(MinimumIterationTime.class);
+        return min == null || profile == Profile.SMOKE ? profile.warmupMillis : Math.max(profile.warmupMillis, min.warmupMillis());
+    }
+
+    /** @return the measurement iteration time of {@code c}'s trials under {@code profile}, ms ({@link MinimumIterationTime}) */
+    static int iterationMillis(final Profile profile, final Class<?> c) {
+        final MinimumIterationTime min = c.getAnnotation(MinimumIterationTime.class);
+        return min == null || profile == Profile.SMOKE ? profile.iterationMillis : Math.max(profile.iterationMillis, min.iterationMillis());
     }
 
     /** Single-shot classes (the memory burst) keep their own iteration counts: one measured shot, no warm-up. */
@@ -722,7 +734,10 @@ public final class Report {
             .append(" released: only GC and the JDK cleaner give memory back. Only allocators whose dropped buffers GC")
             .append(" reclaims can run it: Netty's pooled and adaptive buffers have no cleaner (a dropped one never")
             .append(" returns to the pool), kmem4j's explicit buffers have none by design, `unsafe`/`floor` memory has")
-            .append(" no owner object. GCs and GC ms: over the measurement iterations (GC MXBeans).\n");
+            .append(" no owner object. Its forks run with `").append(Jvm.GC_ONLY_MAX_DIRECT).append("` (the JDK's default")
+            .append(" for the 1 GiB heap) and iterations of at least 2 s warm-up and 4 s measurement, so that each covers")
+            .append(" several collections, and at 4 KiB several trips to the limit and back. GCs and GC ms: over the")
+            .append(" measurement iterations (GC MXBeans).\n");
         b.append("- **NearLimitBenchmark** (`replace`): `MaxDirectMemorySize=").append(Jvm.NEAR_LIMIT_MAX_DIRECT_MIB)
             .append("m`, a live set of 90% of it, one thread releasing a random buffer and allocating anew. Every")
             .append(" operation is timed (HdrHistogram, measurement iterations only, two `nanoTime` calls included;")

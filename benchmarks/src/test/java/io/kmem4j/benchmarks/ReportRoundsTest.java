@@ -163,4 +163,20 @@ class ReportRoundsTest {
         assertThatThrownBy(() -> Report.parse(List.of("--rounds", "0")))
             .isInstanceOf(IllegalArgumentException.class).hasMessage("--rounds 0: allowed 1 to 100");
     }
+
+    @Test
+    void gcOnlyIterationsCoverItsCyclesUnderQuickAndFullButNotSmoke() {
+        assertThat(Report.iterationMillis(Report.Profile.FULL, GcOnlyBenchmark.class)).isEqualTo(4000);
+        assertThat(Report.warmupMillis(Report.Profile.FULL, GcOnlyBenchmark.class)).isEqualTo(2000);
+        assertThat(Report.iterationMillis(Report.Profile.QUICK, GcOnlyBenchmark.class)).isEqualTo(4000);
+        assertThat(Report.iterationMillis(Report.Profile.SMOKE, GcOnlyBenchmark.class))
+            .isEqualTo(Report.Profile.SMOKE.iterationMillis);
+        assertThat(Report.warmupMillis(Report.Profile.SMOKE, GcOnlyBenchmark.class))
+            .isEqualTo(Report.Profile.SMOKE.warmupMillis);
+        // a class without the annotation keeps the profile's times (its own @Measurement is not read)
+        assertThat(Report.iterationMillis(Report.Profile.FULL, RingBenchmark.class))
+            .isEqualTo(Report.Profile.FULL.iterationMillis);
+        assertThat(Report.warmupMillis(Report.Profile.FULL, RingBenchmark.class))
+            .isEqualTo(Report.Profile.FULL.warmupMillis);
+    }
 }
