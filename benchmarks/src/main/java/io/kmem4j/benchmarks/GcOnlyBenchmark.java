@@ -30,14 +30,17 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  * the JDK's {@code Bits.reserveMemory} calls {@code System.gc()} and waits, and kmem4j asks for the
  * same collection and serves from what it freed (or collects earlier, {@code CollectBeforeGrowing}).
  *
- * <p><b>Iterations.</b> 3 x 2 s warm-up and 5 x 4 s measurement, also under the report's profiles
- * ({@link MinimumIterationTime}): the cost comes in cycles (a collection; the limit and back), and an
- * iteration must cover several of them. Measured on 2026-12-05 (JDK 17, 2 rounds each): with
- * 1-second iterations and the former 3 GiB limit, one cycle at 4 KiB outlasted a whole trial, each
- * fork measured a different part of it (first touch of new memory at 12 µs a page on that host, or
- * reuse after the collection), and errors were 100-300 % of the score; at 1 GiB with 4-second
- * iterations they were 15-110 %, and the ratios to the JDK held from round to round (BENCHMARKS.md,
- * "GC-only: iterations that cover the cycles").
+ * <p><b>Iterations.</b> 3 x 2 s warm-up and 5 x 4 s measurement; under the report's profiles the
+ * profile's iteration counts with at least these times ({@link MinimumIterationTime}: {@code --full} 3 x 2 s
+ * and 5 x 4 s, {@code --quick} 1 x 2 s and 3 x 4 s, {@code --smoke} its own 200 and 300 ms). The cost comes
+ * in cycles (a collection; the limit and back), and an iteration must cover several of them; the longer
+ * warm-up also leaves most of kmem4j's growth (its chunks filling up to the live set plus the garbage
+ * between collections) out of the measurement, as the first trip to the limit, new memory for both
+ * allocators. Measured on 2026-12-05 (JDK 17): with 1-second iterations at 1 GiB, JMH's error on
+ * kmem4j's rows was 1.9-4.9 times the score (the JDK's at 4 KiB 4.3-4.4) and the agent at 256 B read 1.05x and 1.03x the JDK in two rounds; with
+ * 4-second iterations the error was 0.2-1.6 times the score and the two rounds agreed within 4 % at
+ * 256 B (agent 3.04x and 2.93x); one round at 3 GiB with 4-second iterations left the JDK's error at
+ * 4 KiB 3.6 times its score (BENCHMARKS.md, "GC-only: iterations that cover the cycles").
  *
  * <p><b>Allocators.</b> Those whose dropped buffers GC reclaims ({@link Flavour#reclaimedByGc()}):
  * {@code jdk}, {@code kmem4jAgent}, {@code kmem4jTracked}. Netty's pooled and adaptive buffers have

@@ -14,7 +14,7 @@ package io.kmem4j.benchmarks;
  *       per fault measured on 2026-12-04) the first 3-4 s of every fork ran 3-6x slower than the
  *       rest, whatever the allocator, and the first measured iteration with them.</li>
  *   <li>{@code MaxDirectMemorySize=3g}: the largest ring (2 threads x 8192 slots x 64 KiB) holds
- *       1 GiB; the rest is head-room for garbage GC has not reclaimed yet.</li>
+ *       1 GiB; the rest is head-room for the other benchmarks' churn ({@link GcOnlyBenchmark} has a limit of its own).</li>
  *   <li>Netty's leak detector off, as in Netty's own microbenchmarks (its default samples 1 buffer
  *       in 128 with a stack trace, which would measure the detector, not the allocator).</li>
  * </ul>
@@ -35,8 +35,8 @@ final class Jvm {
     static final String XMX = "-Xmx1g";
     static final String MAX_DIRECT = "-XX:MaxDirectMemorySize=3g";
     /**
-     * {@link GcOnlyBenchmark}'s limit: what the JDK gives a program with this heap and no flag (the limit
-     * defaults to the maximum heap size), so that at 4 KiB a measurement iteration covers several
+     * {@link GcOnlyBenchmark}'s limit: what the JDK gives a program with this heap and no flag under G1 (the
+     * limit defaults to the maximum heap size the collector reports; Serial and Parallel report a little less), so that at 4 KiB a measurement iteration covers several
      * cycles to the limit and back.
      */
     static final String GC_ONLY_MAX_DIRECT = "-XX:MaxDirectMemorySize=1g";

@@ -548,6 +548,16 @@ public final class Report {
         return bp.getParamsKeys().stream().map(k -> k + "=" + bp.getParam(k)).collect(Collectors.joining(","));
     }
 
+    /** @return {@code c}'s iterations under {@code profile}, e.g. "3 x 2 s warm-up, 5 x 4 s measurement" */
+    static String timing(final Profile profile, final Class<?> c) {
+        return String.format(Locale.ROOT, "%d x %s warm-up, %d x %s measurement", profile.warmups,
+            seconds(warmupMillis(profile, c)), profile.iterations, seconds(iterationMillis(profile, c)));
+    }
+
+    private static String seconds(final int millis) {
+        return millis % 1000 == 0 ? millis / 1000 + " s" : millis + " ms";
+    }
+
     /** @return the warm-up iteration time of {@code c}'s trials under {@code profile}, ms ({@link MinimumIterationTime}) */
     static int warmupMillis(final Profile profile, final Class<?> c) {
         final MinimumIterationTime min = c.getAnnotation(MinimumIterationTime.class);
@@ -693,6 +703,7 @@ public final class Report {
                 : " (from saved JMH results)").append(".\n");
         b.append("Profile **").append(profile.name().toLowerCase(Locale.ROOT)).append("**: ").append(profile.description)
             .append(rounds > 0 ? " (`--rounds " + rounds + "`: " + rounds + " round(s) of one fork each instead)" : "")
+            .append(fromJson.isEmpty() ? "; GcOnlyBenchmark " + timing(profile, GcOnlyBenchmark.class) + " (`@MinimumIterationTime`)" : "")
             .append(". Mode: average time, ns/op, lower is better (the memory burst: one shot).\n\n");
         b.append("## Machine\n\n");
         b.append("- CPUs (`nproc`): ").append(Runtime.getRuntime().availableProcessors()).append('\n');
@@ -735,9 +746,10 @@ public final class Report {
             .append(" reclaims can run it: Netty's pooled and adaptive buffers have no cleaner (a dropped one never")
             .append(" returns to the pool), kmem4j's explicit buffers have none by design, `unsafe`/`floor` memory has")
             .append(" no owner object. Its forks run with `").append(Jvm.GC_ONLY_MAX_DIRECT).append("` (the JDK's default")
-            .append(" for the 1 GiB heap) and iterations of at least 2 s warm-up and 4 s measurement, so that each covers")
-            .append(" several collections, and at 4 KiB several trips to the limit and back. GCs and GC ms: over the")
-            .append(" measurement iterations (GC MXBeans).\n");
+            .append(" for the fork's `").append(Jvm.XMX).append("` heap under G1) and, in this profile, ")
+            .append(timing(profile, GcOnlyBenchmark.class)).append(", so that an iteration covers several collections,")
+            .append(" and at 4 KiB several trips to the limit and back (a report `--from-json` describes the current")
+            .append(" code, not the files read). GCs and GC ms: over the measurement iterations (GC MXBeans).\n");
         b.append("- **NearLimitBenchmark** (`replace`): `MaxDirectMemorySize=").append(Jvm.NEAR_LIMIT_MAX_DIRECT_MIB)
             .append("m`, a live set of 90% of it, one thread releasing a random buffer and allocating anew. Every")
             .append(" operation is timed (HdrHistogram, measurement iterations only, two `nanoTime` calls included;")

@@ -173,6 +173,12 @@ class ReportRoundsTest {
             .isEqualTo(Report.Profile.SMOKE.iterationMillis);
         assertThat(Report.warmupMillis(Report.Profile.SMOKE, GcOnlyBenchmark.class))
             .isEqualTo(Report.Profile.SMOKE.warmupMillis);
+        assertThat(Report.timing(Report.Profile.FULL, GcOnlyBenchmark.class))
+            .isEqualTo("3 x 2 s warm-up, 5 x 4 s measurement");
+        assertThat(Report.timing(Report.Profile.QUICK, GcOnlyBenchmark.class))
+            .isEqualTo("1 x 2 s warm-up, 3 x 4 s measurement");
+        assertThat(Report.timing(Report.Profile.SMOKE, GcOnlyBenchmark.class))
+            .isEqualTo("1 x 200 ms warm-up, 1 x 300 ms measurement");
         // a class without the annotation keeps the profile's times (its own @Measurement is not read)
         assertThat(Report.iterationMillis(Report.Profile.FULL, RingBenchmark.class))
             .isEqualTo(Report.Profile.FULL.iterationMillis);
