@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 class NettyChildFirstTest {
 
     /** Loads {@code io.netty.*} from its own jars first, as Tomcat's web-application loader does. */
-    static final class ChildFirst extends URLClassLoader {
+    static class ChildFirst extends URLClassLoader {
         ChildFirst(final URL[] urls) {
             super(urls, NettyChildFirstTest.class.getClassLoader());
         }
