@@ -41,16 +41,24 @@ public final class NettyTransformer implements ClassFileTransformer {
     static final boolean FRESH_BOX = hasLongConstructor();
 
     private final BridgeField hook;
+    private final boolean freshBox;
     public final LongAdder rewrittenMethods = new LongAdder();
     public final LongAdder failures = new LongAdder();
 
     public NettyTransformer(final BridgeField hook) {
+        this(hook, FRESH_BOX);
+    }
+
+    /** @param freshBox {@link #FRESH_BOX}, or false for the {@code Long.valueOf} box (tests) */
+    NettyTransformer(final BridgeField hook, final boolean freshBox) {
         this.hook = hook;
+        this.freshBox = freshBox;
     }
 
     private static boolean hasLongConstructor() {
         try {
-            return java.lang.reflect.Modifier.isPublic(Long.class.getConstructor(long.class).getModifiers());
+            Long.class.getConstructor(long.class); // public constructors only
+            return true;
         } catch (final NoSuchMethodException | SecurityException removed) {
             return false;
         }
@@ -116,11 +124,12 @@ public final class NettyTransformer implements ClassFileTransformer {
      *   }
      * </pre>
      * Both capacities travel as one {@code long}, boxed with {@code new Long(...)} where the JDK has that
-     * constructor ({@link #FRESH_BOX}). With {@code Long.valueOf} the box was garbage (24 B a buffer; JFR
-     * counted 114 MB of {@code Long}s in 10 s of an HTTP server on JDK 17): the branch to valueOf's cache
-     * merges a cached object with the new one, and C2's escape analysis then keeps the allocation. A fresh
-     * box that the inlined hook only unboxes is removed: {@code RingBenchmark.ring1}, {@code kmem4jNetty},
-     * 256 B, {@code -prof gc}: 24.0 B/op before, 0.004 after.
+     * constructor ({@link #FRESH_BOX}). With {@code Long.valueOf} the box was garbage on JDK 17 (24 B a
+     * buffer; JFR counted 114 MB of {@code Long}s in 10 s of an HTTP server), most likely because valueOf's
+     * branch to its cache keeps C2's escape analysis from dropping the allocation. With the fresh box JDK 17
+     * drops it in the forks measured ({@code RingBenchmark.ring1}, {@code kmem4jNetty}, 256 B and 4 KiB,
+     * {@code -prof gc}, four forks each: 24.0 B/op before, under 0.02 after; one fork of an earlier run
+     * kept it). JDK 25 and 27 read the same either way (none at 256 B, a box at 4 KiB).
      */
     private void prologue(final MethodVisitor mv, final String byteBuf, final Object[] locals) {
         final Label none = new Label();
@@ -129,7 +138,7 @@ public final class NettyTransformer implements ClassFileTransformer {
         mv.visitInsn(Opcodes.DUP);
         mv.visitJumpInsn(Opcodes.IFNULL, none);
         mv.visitVarInsn(Opcodes.ALOAD, 0);
-        if (FRESH_BOX) {
+        if (freshBox) {
             mv.visitTypeInsn(Opcodes.NEW, "java/lang/Long");
             mv.visitInsn(Opcodes.DUP);
         }
@@ -142,7 +151,7 @@ public final class NettyTransformer implements ClassFileTransformer {
         mv.visitLdcInsn(0xFFFF_FFFFL);
         mv.visitInsn(Opcodes.LAND);
         mv.visitInsn(Opcodes.LOR);
-        if (FRESH_BOX) {
+        if (freshBox) {
             mv.visitMethodInsn(Opcodes.INVOKESPECIAL, "java/lang/Long", "<init>", "(J)V", false);
         } else {
             mv.visitMethodInsn(Opcodes.INVOKESTATIC, "java/lang/Long", "valueOf", "(J)Ljava/lang/Long;", false);

@@ -35,12 +35,16 @@ class NettyPrologueTest {
     private static final String ALLOCATOR = "io/netty/buffer/PooledByteBufAllocator";
 
     private static byte[] rewritten() throws Exception {
+        return rewritten(NettyTransformer.FRESH_BOX);
+    }
+
+    private static byte[] rewritten(final boolean freshBox) throws Exception {
         final byte[] original;
         try (InputStream in = PooledByteBufAllocator.class.getResourceAsStream("PooledByteBufAllocator.class")) {
             original = in.readAllBytes();
         }
         final NettyTransformer t = new NettyTransformer(
-            BridgeFields.of(Hook.class.getDeclaredField("hook")));
+            BridgeFields.of(Hook.class.getDeclaredField("hook")), freshBox);
         final byte[] bytes = t.transform(null, new ClassLoader() { }, ALLOCATOR, null, null, original);
         assertThat(bytes).as("newDirectBuffer(int, int) rewritten").isNotNull();
         return bytes;
@@ -87,10 +91,26 @@ class NettyPrologueTest {
     }
 
     @Test
+    void withoutTheConstructorItBoxesWithValueOfAsBefore() throws Exception {
+        final List<String> calls = callsOfNewDirectBuffer(rewritten(false));
+        assertThat(calls).contains("java/lang/Long.valueOf(J)Ljava/lang/Long;")
+            .doesNotContain("new java/lang/Long", "java/lang/Long.<init>(J)V");
+    }
+
+    @Test
     void theHookGetsTheAllocatorAndBothCapacitiesAndItsAnswerIsReturned() throws Throwable {
+        theHookGetsTheAllocatorAndBothCapacities(true);
+    }
+
+    @Test
+    void soItDoesWithTheValueOfBox() throws Throwable {
+        theHookGetsTheAllocatorAndBothCapacities(false);
+    }
+
+    private static void theHookGetsTheAllocatorAndBothCapacities(final boolean freshBox) throws Throwable {
         final URL[] nettyJar = {PooledByteBufAllocator.class.getProtectionDomain().getCodeSource().getLocation()};
         try (Rewriting loader = new Rewriting(nettyJar)) {
-            final Class<?> allocatorClass = loader.define(rewritten());
+            final Class<?> allocatorClass = loader.define(rewritten(freshBox));
             final Object allocator = allocatorClass.getConstructor(boolean.class).newInstance(true);
             final Class<?> byteBuf = Class.forName("io.netty.buffer.ByteBuf", false, loader);
             final Object answer = Class.forName("io.netty.buffer.Unpooled", true, loader)
