@@ -22,7 +22,7 @@ class Release implements Runnable {
     @Override
     public void run() {
         released();
-        allocator.release(address, capacity, null);
+        OutOfLine.release(allocator, address, capacity, null);
     }
 
     /** What a subclass does once, before the block goes back. */

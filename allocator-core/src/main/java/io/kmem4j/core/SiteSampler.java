@@ -37,7 +37,7 @@ final class SiteSampler {
         this.rate = rate;
         // the classes on the allocation path down to here, and java.nio (the rewritten allocateDirect)
         final List<String> skip = new ArrayList<>(List.of(SlabAllocator.class.getName(), BufferFactory.class.getName(),
-            SharedTier.class.getName(), SiteSampler.class.getName(), "java.nio."));
+            OutOfLine.class.getName(), SharedTier.class.getName(), SiteSampler.class.getName(), "java.nio."));
         skip.addAll(framesToSkip);
         this.skipped = skip.toArray(new String[0]);
     }

@@ -232,13 +232,14 @@ public final class SlabAllocator implements AutoCloseable {
     /**
      * Allocates a tracked buffer from the slabs, or returns {@code null} when this request should
      * go to the JDK (the agent's entry point). Never throws: failures inside kmem4j are counted as
-     * fallbacks. The cost of a magazine hit is stated at {@link #serve}.
+     * fallbacks. The cost of a magazine hit is stated at {@link #serve}, which is called out of line
+     * ({@link OutOfLine}: one indirect call, so that the caller's compiled code does not hold it).
      *
      * @param capacity bytes
      * @return the buffer, or {@code null} (counted in {@link AllocatorStats#fallbacks()})
      */
     public ByteBuffer tryAllocate(final int capacity) {
-        return serve(capacity, true);
+        return OutOfLine.serve(this, capacity, true);
     }
 
     /**
@@ -288,7 +289,7 @@ public final class SlabAllocator implements AutoCloseable {
      * slab's slot (two plain stores) with the slot's {@link SlotRelease} (made once per slot) as thunk,
      * else a {@link Release} hook and registration in the JDK's list under the JDK's global cleaner lock. Hits are not counted: they are allocations minus misses.
      */
-    private ByteBuffer serve(final int capacity, final boolean tracked) {
+    ByteBuffer serve(final int capacity, final boolean tracked) {
         if (capacity < minCapacity || capacity > maxCapacity || closed) {
             return outsideServedRange(capacity);
         }
@@ -488,7 +489,8 @@ public final class SlabAllocator implements AutoCloseable {
      * word) and one of the cache table, one acquire load (owner), one volatile load (the cache's
      * revocation word), two plain statistics stores, zeroing when frees zero, a magazine push; no lock, no atomic, no allocation. Before it, a tracked
      * buffer's cleaner ran: with the owned lifecycle, one CAS of its slab slot ({@link SlotRelease}); else the
-     * JDK's cleaner, which takes the JDK's global cleaner lock to unlink itself.
+     * JDK's cleaner, which takes the JDK's global cleaner lock to unlink itself. Those hooks call this out of
+     * line ({@link OutOfLine}), the explicit flavour's free directly.
      */
     void release(final long address, final int capacity, final Chunk known) {
         try {
@@ -519,11 +521,16 @@ public final class SlabAllocator implements AutoCloseable {
             }
             releaseTo(tc, cls, address, capacity, owner);
         } catch (final Throwable t) {
-            try {
-                accounting.hookFailures.increment(); // the block stays taken; a throwing cleaner would exit the JVM
-            } catch (final Throwable ignored) {
-                // even counting may fail when the heap is exhausted: never throw from a cleaner
-            }
+            hookFailed();
+        }
+    }
+
+    /** Counts a release that failed: the block stays taken (a throwing cleaner would exit the JVM). Never throws. */
+    void hookFailed() {
+        try {
+            accounting.hookFailures.increment();
+        } catch (final Throwable ignored) {
+            // even counting may fail when the heap is exhausted: never throw from a cleaner
         }
     }
 

@@ -59,7 +59,7 @@ final class SlotRelease implements Runnable, Consumer<Object> {
 
     /** Gives the block back (after a successful {@link #claim}). */
     void free() {
-        allocator.release(slab.base + (long) index * slab.objectSize, slab.capacities[index], slab.chunk);
+        OutOfLine.release(allocator, slab.base + (long) index * slab.objectSize, slab.capacities[index], slab.chunk);
     }
 
     /** Runs cleaner {@code c}'s release: once for the cleaner armed last, nothing for any other. */
