@@ -105,7 +105,11 @@ final class OutOfLine {
         try {
             release.invokeExact(a, address, capacity, known);
         } catch (final Throwable t) {
-            a.hookFailed();
+            try {
+                a.hookFailed();
+            } catch (final Throwable ignored) {
+                // the call itself may overflow the stack: a cleaner must never throw
+            }
         }
     }
 

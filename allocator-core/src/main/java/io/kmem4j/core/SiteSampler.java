@@ -37,7 +37,8 @@ final class SiteSampler {
         this.rate = rate;
         // the classes on the allocation path down to here, and java.nio (the rewritten allocateDirect)
         final List<String> skip = new ArrayList<>(List.of(SlabAllocator.class.getName(), BufferFactory.class.getName(),
-            OutOfLine.class.getName(), SharedTier.class.getName(), SiteSampler.class.getName(), "java.nio."));
+            OutOfLine.class.getName(), SharedTier.class.getName(), SiteSampler.class.getName(), "java.nio.",
+            "java.lang.invoke.")); // OutOfLine's method-handle frames, shown with -XX:+ShowHiddenFrames
         skip.addAll(framesToSkip);
         this.skipped = skip.toArray(new String[0]);
     }

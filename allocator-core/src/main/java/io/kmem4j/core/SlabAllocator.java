@@ -521,11 +521,18 @@ public final class SlabAllocator implements AutoCloseable {
             }
             releaseTo(tc, cls, address, capacity, owner);
         } catch (final Throwable t) {
-            hookFailed();
+            try {
+                hookFailed();
+            } catch (final Throwable ignored) {
+                // the call itself may overflow the stack: never throw from a cleaner
+            }
         }
     }
 
-    /** Counts a release that failed: the block stays taken (a throwing cleaner would exit the JVM). Never throws. */
+    /**
+     * Counts a release that failed: the block stays taken (a throwing cleaner would exit the JVM). Never
+     * throws itself; callers inside a cleaner still guard the call (a stack overflow on entering it).
+     */
     void hookFailed() {
         try {
             accounting.hookFailures.increment();

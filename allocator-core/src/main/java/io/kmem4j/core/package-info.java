@@ -32,6 +32,8 @@
  *   AtTheLimit       no chunk fits and the JDK's path cannot serve either: the JDK's Bits.reserveMemory
  *                    loop for kmem4j's memory (ReferenceProcessing: help, one shared System.gc, back-off)
  *   Accounting       statistics snapshot; the invariant equations of debug mode
+ *   OutOfLine        calls the JIT cannot inline: the slow paths, and the tracked flavour's hit paths,
+ *                    each compiled once instead of into every caller
  *   LeakDetector, SiteSampler, Events (JFR), Zeroing, JdkInternals, Debug
  * </pre>
  * Sources: the SLUB {@code cache_id} patch series for Linux (a 16-bit cache id kept in the slab's
