@@ -3,6 +3,7 @@ package io.kmem4j.core;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.nio.ByteBuffer;
 
 /**
  * The slow paths the hit paths call, kept out of the hit paths' compiled code, and the slow path cut
@@ -88,7 +89,7 @@ final class OutOfLine {
 
     /** {@code (SlabAllocator, int, boolean) ByteBuffer}: {@link SlabAllocator#serve}. Not final on purpose. */
     private static MethodHandle serve = find(SlabAllocator.class, "serve",
-        MethodType.methodType(java.nio.ByteBuffer.class, int.class, boolean.class));
+        MethodType.methodType(ByteBuffer.class, int.class, boolean.class));
 
     /** {@code (SlabAllocator, long, int, Chunk) void}: {@link SlabAllocator#release}. Not final on purpose. */
     private static MethodHandle release = find(SlabAllocator.class, "release",
@@ -108,15 +109,15 @@ final class OutOfLine {
             try {
                 a.hookFailed();
             } catch (final Throwable ignored) {
-                // the call itself may overflow the stack: a cleaner must never throw
+                // counting may fail too (heap exhausted, stack overflow): a cleaner must never throw
             }
         }
     }
 
     /** {@link SlabAllocator#serve}, out of line. */
-    static java.nio.ByteBuffer serve(final SlabAllocator a, final int capacity, final boolean tracked) {
+    static ByteBuffer serve(final SlabAllocator a, final int capacity, final boolean tracked) {
         try {
-            return (java.nio.ByteBuffer) serve.invokeExact(a, capacity, tracked);
+            return (ByteBuffer) serve.invokeExact(a, capacity, tracked);
         } catch (final Throwable t) {
             throw unchecked(t);
         }

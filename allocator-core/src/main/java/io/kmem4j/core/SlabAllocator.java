@@ -524,21 +524,17 @@ public final class SlabAllocator implements AutoCloseable {
             try {
                 hookFailed();
             } catch (final Throwable ignored) {
-                // the call itself may overflow the stack: never throw from a cleaner
+                // counting may fail too (heap exhausted, stack overflow): never throw from a cleaner
             }
         }
     }
 
     /**
-     * Counts a release that failed: the block stays taken (a throwing cleaner would exit the JVM). Never
-     * throws itself; callers inside a cleaner still guard the call (a stack overflow on entering it).
+     * Counts a release that failed: the block stays taken. May throw (the heap exhausted, the stack
+     * overflowed): callers inside a cleaner, where a throw would exit the JVM, guard the call.
      */
     void hookFailed() {
-        try {
-            accounting.hookFailures.increment();
-        } catch (final Throwable ignored) {
-            // even counting may fail when the heap is exhausted: never throw from a cleaner
-        }
+        accounting.hookFailures.increment();
     }
 
     /** A free on a carrier of virtual threads running its own code: to its magazines, borrowed ({@link ThreadCache#CARRIER}). */
