@@ -17,8 +17,8 @@ import io.kmem4j.core.SlabAllocatorConfig;
  * {@code main} as always; the first {@code ByteBuffer.allocateDirect} of an application thread then
  * switches the owned lifecycle on ({@link OwnedLifecycleInstaller}), builds the {@link SlabAllocator}
  * and replaces this object in the bridge by the {@link Interceptor}, which serves that request and
- * every later one. A program that never allocates a direct buffer pays none of it (some 60 ms of CPU
- * and 40 classes at start-up); the first allocation pays it once, on its own thread. The beans'
+ * every later one. A program that never allocates a direct buffer pays none of it (some 40 ms of CPU
+ * measured, and 40 classes, at start-up); the first allocation pays it once, on its own thread. The beans'
  * registration (when the platform MBean server is created) builds it too ({@link #interceptor()}).
  *
  * <p>Threads: any. One build at a time, on a thread of its own ({@code kmem4j-init}), holding no
