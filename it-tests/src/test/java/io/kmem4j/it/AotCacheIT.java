@@ -1,7 +1,6 @@
 package io.kmem4j.it;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,8 +32,9 @@ class AotCacheIT {
     @MethodSource("io.kmem4j.it.TestJdks#full")
     void aCacheTrainedWithTheAgentServesTheAgentInALaterRun(Jdk jdk) throws IOException {
         assumeTrue(jdk.feature() >= 25, "-XX:AOTCacheOutput is a JDK 25+ option; " + jdk);
-        Path dir = freshDirectory("aot-" + jdk.label());
+        Path dir = Files.createDirectories(Path.of("target", "aot-" + jdk.label()).toAbsolutePath());
         Path cache = dir.resolve("echo.aot");
+        Files.deleteIfExists(cache); // a cache left by an earlier run must not pass for this run's
         Path aotLog = dir.resolve("aot.log");
         Path classLog = dir.resolve("classes.log");
         String agent = AppRun.javaagent("summary=true");
@@ -75,21 +75,5 @@ class AotCacheIT {
     private static AppRun echo(Jdk jdk, String name, List<String> jvmArgs) {
         return AppRun.run(jdk, name + jdk.label(), jvmArgs, AppRun.classpath(Artifacts.samplesJar()),
                 "io.kmem4j.samples.Samples", RUN_TIMEOUT, "echo", "--messages", String.valueOf(MESSAGES));
-    }
-
-    private static Path freshDirectory(String name) {
-        Path dir = Path.of("target", name).toAbsolutePath();
-        try {
-            if (Files.exists(dir)) {
-                try (var files = Files.list(dir)) {
-                    for (Path f : (Iterable<Path>) files::iterator) {
-                        Files.delete(f);
-                    }
-                }
-            }
-            return Files.createDirectories(dir);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }
