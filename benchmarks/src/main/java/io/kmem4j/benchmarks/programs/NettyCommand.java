@@ -68,8 +68,14 @@ public final class NettyCommand implements Callable<Integer> {
         description = "Measured load per arm and round (default: ${DEFAULT-VALUE}).")
     int duration;
 
-    @Option(names = "--warmup", defaultValue = "10", paramLabel = "SECONDS",
-        description = "Warm-up load before it, not measured (default: ${DEFAULT-VALUE}).")
+    /*
+     * 20 s, not 10: with one event loop the server has one CPU, which it shares with its JIT compilers. After a
+     * 10 s warm-up C2 still took 0.17-1.21 s of that CPU in the measured 10 s of a gRPC run (JFR, every
+     * compilation; six runs, all arms), and the runs with the least C2 made the most requests.
+     */
+    @Option(names = "--warmup", defaultValue = "20", paramLabel = "SECONDS",
+        description = "Warm-up load before it, not measured (default: ${DEFAULT-VALUE}; with one event loop the"
+            + " server's JIT compilers share its CPU, and at 10 s they were still compiling).")
     int warmup;
 
     @Option(names = "--threads", split = ",", defaultValue = "1,2", paramLabel = "N",
