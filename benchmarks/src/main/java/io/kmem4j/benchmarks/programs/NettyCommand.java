@@ -69,13 +69,14 @@ public final class NettyCommand implements Callable<Integer> {
     int duration;
 
     /*
-     * 20 s, not 10: with one event loop the server has one CPU, which it shares with its JIT compilers. After a
-     * 10 s warm-up C2 still took 0.17-1.21 s of that CPU in the measured 10 s of a gRPC run (JFR, every
-     * compilation; six runs, all arms), and the runs with the least C2 made the most requests.
+     * 20 s, not 10, as a precaution: with one event loop the server has one CPU, which it shares with its JIT
+     * compilers. After a 10 s warm-up C2 was still compiling for 0.06-1.19 s (wall time) of a measured 10 s
+     * (gRPC small, --duration=10; JFR, every compilation; six runs, all arms); the run with the most made the
+     * fewest requests. With the default --duration of 30 s that is a smaller share, but still noise.
      */
     @Option(names = "--warmup", defaultValue = "20", paramLabel = "SECONDS",
         description = "Warm-up load before it, not measured (default: ${DEFAULT-VALUE}; with one event loop the"
-            + " server's JIT compilers share its CPU, and at 10 s they were still compiling).")
+            + " server's JIT compilers share its CPU, and after 10 s they were still compiling).")
     int warmup;
 
     @Option(names = "--threads", split = ",", defaultValue = "1,2", paramLabel = "N",
