@@ -226,7 +226,17 @@ class GrpcHarnessTest {
         assertThat(usageError("--protocol=h3")).contains("--protocol: unknown 'h3'; known: http, grpc");
         assertThat(usageError("--protocol=grpc", "--connections=2", "--grpc-channels=4"))
             .contains("--connections (the gRPC client's outstanding calls, 2) must be at least --grpc-channels (4)");
-        assertThat(usageError("--protocol=grpc", "--grpc-channels=0")).contains("--grpc-channels");
+        assertThat(usageError("--protocol=grpc", "--grpc-channels=0")).contains("--grpc-channels: 0 is not allowed; at least 1");
+        assertThat(usageError("--protocol=grpc", "--warmup=-1")).contains("--warmup: -1 is not allowed; at least 0 (seconds)");
+        assertThat(usageError("--protocol=grpc", "--rounds=0")).contains("--rounds: 0 is not allowed; at least 1");
+        assertThat(usageError("--protocol=grpc", "--threads=1,0")).contains("--threads: 0 is not allowed; at least 1");
+        assertThat(usageError("--protocol=grpc", "--heap=abc"))
+            .contains("--heap: 'abc' is not a JVM memory size; digits with an optional k, m, g or t, e.g. 128m");
+        assertThat(usageError("--protocol=grpc", "--max-direct=1.5g")).contains("--max-direct: '1.5g' is not a JVM memory size");
+        assertThat(NettyCommand.isJvmSize("128m")).isTrue();
+        assertThat(NettyCommand.isJvmSize("1G")).isTrue();
+        assertThat(NettyCommand.isJvmSize("1073741824")).isTrue();
+        assertThat(NettyCommand.isJvmSize("-1m")).isFalse();
         assertThat(usageError("--protocol=grpc", "--target=/nonexistent")).contains("/nonexistent/classes/io/kmem4j/"
             + "benchmarks/netty/GrpcUnaryServer.class missing");
         final String help = new CommandLine(new NettyCommand()).setUsageHelpWidth(1000).getUsageMessage();
